@@ -1,0 +1,63 @@
+"""Pydantic models and fixed sets shared by every bugsleuth package. Imports nothing of ours."""
+
+from schemas.diagnosis import (
+    SCHEMA_VERSION,
+    AffectedFile,
+    ComplexityRating,
+    Diagnosis,
+    PhaseStats,
+    ProposedChange,
+    RejectedClaim,
+    RiskRating,
+    RootCause,
+    RunStats,
+    Termination,
+    diagnosis_json_schema,
+)
+from schemas.enums import Classification, Complexity, Feedback, Phase, Risk, Role, Source, Status, StopReason, ToolName
+from schemas.report import BugReport, ClassificationResult
+from schemas.trace import (
+    PhaseChangeEvent,
+    RequestEvent,
+    StartEvent,
+    StopEvent,
+    ToolCallEvent,
+    TraceEvent,
+    VerifyEvent,
+    trace_event_adapter,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AffectedFile",
+    "BugReport",
+    "Classification",
+    "ClassificationResult",
+    "Complexity",
+    "ComplexityRating",
+    "Diagnosis",
+    "Feedback",
+    "Phase",
+    "PhaseChangeEvent",
+    "PhaseStats",
+    "ProposedChange",
+    "RejectedClaim",
+    "RequestEvent",
+    "Risk",
+    "RiskRating",
+    "Role",
+    "RootCause",
+    "RunStats",
+    "Source",
+    "StartEvent",
+    "Status",
+    "StopEvent",
+    "StopReason",
+    "Termination",
+    "ToolCallEvent",
+    "ToolName",
+    "TraceEvent",
+    "VerifyEvent",
+    "diagnosis_json_schema",
+    "trace_event_adapter",
+]

@@ -1,0 +1,51 @@
+"""The bug report: the only input an investigation reads. Its text is untrusted data, never instructions."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from schemas.enums import Classification, Source
+
+MAX_TITLE_CHARS = 500
+MAX_BODY_CHARS = 200_000
+
+
+class BugReport(BaseModel):
+    """A bug report as it arrives from any intake (API, webhook, CLI, eval)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(default="", max_length=MAX_TITLE_CHARS)
+    """One-line title; may be empty when the source has none."""
+    body: str = Field(default="", max_length=MAX_BODY_CHARS)
+    """Free text: description, stack traces, code blocks, logs."""
+    source: Source = Source.api
+    """Which intake delivered the report."""
+    repo: str | None = None
+    """Registered repository name (`owner/name`) the report is about."""
+    ref: str | None = None
+    """Branch, tag, commit or version the reporter names; None means the default branch head."""
+    labels: list[str] = Field(default_factory=list)
+    """Tracker labels, used by classification."""
+    reporter: str | None = None
+    """Who filed it, as the source names them."""
+    url: str | None = None
+    """Link back to the issue in its tracker."""
+    external_id: str | None = None
+    """The tracker's own id for the issue (for comment-back and dedup)."""
+
+    @property
+    def text(self) -> str:
+        """Title and body as one text, the form every extractor reads."""
+        return f"{self.title}\n\n{self.body}".strip()
+
+
+class ClassificationResult(BaseModel):
+    """What the classifier decided and why."""
+
+    label: Classification
+    """The class."""
+    confidence: float = Field(ge=0.0, le=1.0)
+    """How sure the classifier is."""
+    reason: str
+    """Short human-readable justification (matched signals)."""
