@@ -1,16 +1,56 @@
-"""What a bug report points at: identifiers, dotted names, paths and stack-trace frames.
+"""What a bug report points at: identifiers, dotted names, paths, stack-trace frames, messages and code.
 
-Shared by the repo map (to personalize ranking) and the offline investigator.
+Shared by the repo map (to personalize ranking) and the offline investigator. Stack traces are read
+from Python, JavaScript/Node, Java/Kotlin, Go and Rust output, plus the generic `path:line` form that
+C/C++ compilers, sanitizers and most tools print.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-_IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\b")
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z]{1,5})\b")
-_PY_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (\S+))?')
+_IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*\b")
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,4})\b")
+_CODE_EXT = frozenset(
+    "py pyi pyx js jsx mjs cjs ts tsx go java kt kts scala rs c h cc cpp cxx hpp hh hxx rb php cs swift m mm "
+    "lua pl sh cfg ini toml yaml yml json txt rst md html css scss vue".split()
+)
+
+# --- stack-trace frames, one pattern per runtime ---
+_PY_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([^\s\n]+))?')
+_JS_FRAME = re.compile(
+    r"^\s*at\s+(?:(?:async\s+)?([^\s(]+(?:\s\[as [^\]]+\])?)\s+\()?(?:file://)?([^\s()]+?):(\d+)(?::\d+)?\)?\s*$",
+    re.M,
+)
+_JAVA_FRAME = re.compile(r"^\s*at\s+([\w$.<>/]+)\.([\w$<>]+)\(([\w$.-]+\.(?:java|kt|scala|groovy)):(\d+)\)", re.M)
+_GO_FRAME = re.compile(r"^([^\s(]+(?:\(\*?\w+\)[^\s(]*)?)\([^\n]*\)\n\s+(\S+\.go):(\d+)", re.M)
+_RUST_PANIC = re.compile(r"panicked at (?:'[^'\n]*', |\"[^\"\n]*\", )?([^\s:'\"]+\.rs):(\d+)(?::\d+)?")
+_RUST_FRAME = re.compile(r"^\s*\d+:\s+(?:0x[0-9a-f]+ - )?([\w:<>$.{}\s]+?)\n\s+at\s+(\S+\.rs):(\d+)", re.M)
+_GENERIC_FRAME = re.compile(
+    r"(?<![\w/.\"'-])((?:[A-Za-z]:)?[\w./\\-]*[\w-]\.(?:c|h|cc|cpp|cxx|hpp|hh|rb|php|cs|swift|m|mm|lua|go|rs|"
+    r"py|js|ts|tsx|jsx|java|kt)):(\d+)(?::\d+)?\b"
+)
+
+# --- other report parts ---
+_FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_INDENTED = re.compile(r"(?:^(?: {4}|\t).*\n?){2,}", re.M)
+_INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
+_QUOTED = re.compile(r"(?<![\w\\])(?:\"([^\"\n]{8,200})\"|'([^'\n]{8,200})')")
+_ERROR_LINE = re.compile(
+    r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Panic|Failure))\s*:\s*(.{4,300})$", re.M
+)
+_PY_IMPORT = re.compile(r"^\s*(?:>>>\s*|\.\.\.\s*)?from\s+([\w.]+)\s+import\s+\(?([\w\s,.*]+)", re.M)
+_PY_IMPORT_PLAIN = re.compile(r"^\s*(?:>>>\s*|\.\.\.\s*)?import\s+([\w.]+(?:\s*,\s*[\w.]+)*)", re.M)
+_JS_IMPORT = re.compile(r"""(?:from\s+|require\(\s*|import\(\s*)['"]([^'"\n]+)['"]""")
+_JAVA_IMPORT = re.compile(r"^\s*import\s+(?:static\s+)?([\w.]+)(?:\.\*)?\s*;", re.M)
+_GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:\w+\s+)?"([\w./-]+)"\s*$', re.M)
+_RUST_USE = re.compile(r"^\s*use\s+([\w:]+)", re.M)
+_OPTION = re.compile(r"(?<![\w-])(--[a-z][\w-]{2,})")
+_CONSTANT = re.compile(r"\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b")
+
+_LIB_MARKERS = ("site-packages/", "dist-packages/", "node_modules/", "/pkg/mod/", "/.cargo/registry/", "/rustc/")
 
 
 @dataclass(frozen=True)
@@ -24,7 +64,7 @@ class Frame:
     function: str | None = None
     """Function name, when printed."""
     language: str = "python"
-    """Which runtime printed the trace."""
+    """Which runtime printed the trace (`python`, `javascript`, `java`, `go`, `rust`, `generic`)."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +77,20 @@ class Focus:
     """File paths mentioned."""
     frames: tuple[Frame, ...] = field(default_factory=tuple)
     """Stack-trace frames, innermost last as printed."""
+    code_blocks: tuple[str, ...] = ()
+    """Fenced or indented code and log blocks, verbatim."""
+    code_identifiers: tuple[str, ...] = ()
+    """Identifiers written as code: inline backticks and names used inside code blocks."""
+    messages: tuple[str, ...] = ()
+    """Error messages and quoted strings worth a literal search, most specific first."""
+    errors: tuple[str, ...] = ()
+    """Exception or error type names raised in the report (`ValueError`, `NullPointerException`)."""
+    imports: tuple[str, ...] = ()
+    """Module paths imported in the report's code (`a.b.c`, `./lib/x`, `github.com/o/r/pkg`, `a::b`)."""
+    imported_names: tuple[str, ...] = ()
+    """Names brought in by those imports (`from a import X` gives `X`)."""
+    options: tuple[str, ...] = ()
+    """Command-line options and setting constants (`--verbose`, `DEFAULT_AUTO_FIELD`)."""
 
     @property
     def is_empty(self) -> bool:
@@ -46,12 +100,203 @@ class Focus:
     @classmethod
     def from_text(cls, text: str) -> Focus:
         """Extract a focus from free report text."""
-        frames = tuple(
-            Frame(path=m.group(1), line=int(m.group(2)), function=m.group(3)) for m in _PY_FRAME.finditer(text)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        frames = parse_frames(text)
+        blocks = tuple(b for b in (m.group(1).strip("\n") for m in _FENCE.finditer(text)) if b.strip())
+        if not blocks:
+            blocks = tuple(m.group(0).strip("\n") for m in _INDENTED.finditer(text))
+        code = "\n".join(blocks)
+        inline = [m.group(1).strip() for m in _INLINE_CODE.finditer(text)]
+        paths = _unique(
+            m.group(1)
+            for m in _PATH.finditer(text)
+            if m.group(1).rsplit(".", 1)[-1].lower() in _CODE_EXT and not m.group(1)[0].isdigit()
         )
-        paths = _unique(m.group(1) for m in _PATH.finditer(text) if "/" in m.group(1) or "." in m.group(1))
         idents = _unique(m.group(0) for m in _IDENT.finditer(text) if len(m.group(0)) > 2)
-        return cls(identifiers=idents, paths=paths, frames=frames)
+        code_idents = _unique(
+            [m.group(0) for chunk in inline for m in _IDENT.finditer(chunk) if len(m.group(0)) > 2]
+            + [m.group(0) for m in _IDENT.finditer(code) if len(m.group(0)) > 2]
+        )
+        imports, imported = _imports(code + "\n" + "\n".join(inline))
+        errors = _unique(m.group(1) for m in _ERROR_LINE.finditer(text))
+        messages = _messages(text)
+        options = _unique([m.group(1) for m in _OPTION.finditer(text)] + [m.group(1) for m in _CONSTANT.finditer(text)])
+        return cls(
+            identifiers=idents,
+            paths=paths,
+            frames=frames,
+            code_blocks=blocks,
+            code_identifiers=code_idents,
+            messages=messages,
+            errors=errors,
+            imports=imports,
+            imported_names=imported,
+            options=options,
+        )
+
+
+def parse_frames(text: str) -> tuple[Frame, ...]:
+    """Stack-trace frames of every runtime found in `text`, in printed order (per trace)."""
+    text = text.replace("\r\n", "\n")
+    found: list[tuple[int, Frame]] = []
+    taken: set[tuple[str, int | None]] = set()
+
+    def add(pos: int, frame: Frame) -> None:
+        key = (frame.path, frame.line)
+        if key not in taken:
+            taken.add(key)
+            found.append((pos, frame))
+
+    for m in _PY_FRAME.finditer(text):
+        add(m.start(), Frame(m.group(1), int(m.group(2)), m.group(3), "python"))
+    for m in _JAVA_FRAME.finditer(text):
+        owner, method, file, line = m.groups()
+        package = owner.rsplit(".", 1)[0] if "." in owner else ""
+        cls_name = owner.rsplit(".", 1)[-1].split("$")[0]
+        path = "/".join([*package.split(".")] + [file]) if package else file
+        add(m.start(), Frame(path, int(line), f"{cls_name}.{method}", "java"))
+    for m in _GO_FRAME.finditer(text):
+        add(m.start(), Frame(m.group(2), int(m.group(3)), m.group(1).rsplit("/", 1)[-1], "go"))
+    for m in _RUST_FRAME.finditer(text):
+        add(m.start(), Frame(m.group(2), int(m.group(3)), m.group(1).strip().split("::")[-1] or None, "rust"))
+    for m in _RUST_PANIC.finditer(text):
+        add(m.start(), Frame(m.group(1), int(m.group(2)), None, "rust"))
+    for m in _JS_FRAME.finditer(text):
+        path = m.group(2)
+        if re.search(r"\.(?:java|kt|scala|groovy)$", path) or path.startswith("node:") or path.startswith("internal/"):
+            continue
+        fn = m.group(1)
+        add(m.start(), Frame(path, int(m.group(3)), fn.split(" [as ")[0] if fn else None, "javascript"))
+    for m in _GENERIC_FRAME.finditer(text):
+        path = m.group(1).replace("\\", "/")
+        if (path, int(m.group(2))) not in taken and not any(f.path.endswith(path) for _, f in found):
+            add(m.start(), Frame(path, int(m.group(2)), None, "generic"))
+    found.sort(key=lambda item: item[0])
+    return tuple(frame for _, frame in found)
+
+
+def normalize_frame_path(path: str) -> str:
+    """A printed frame path reduced to its most repository-like suffix (library prefixes stripped)."""
+    path = path.replace("\\", "/")
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+    for marker in _LIB_MARKERS:
+        if marker in path:
+            path = path.split(marker, 1)[1]
+    path = re.sub(r"^[A-Za-z]:/", "", path)
+    path = re.sub(r"^(?:\./)+", "", path)
+    return path.lstrip("/")
+
+
+def is_library_path(path: str) -> bool:
+    """True when a printed path lies inside an installed dependency or the language runtime."""
+    p = path.replace("\\", "/")
+    return any(marker in p for marker in _LIB_MARKERS) or "/lib/python" in p and "site-packages" not in p
+
+
+def match_path(printed: str, repo_files: Sequence[str] | PathMatcher) -> str | None:
+    """The repository file a printed path refers to, by longest path-suffix match; None when none does."""
+    matcher = repo_files if isinstance(repo_files, PathMatcher) else PathMatcher(repo_files)
+    return matcher.match(printed)
+
+
+class PathMatcher:
+    """Maps printed paths (absolute, library, relative, package-qualified) to repository files."""
+
+    def __init__(self, repo_files: Iterable[str]) -> None:
+        self._by_name: dict[str, list[str]] = {}
+        for path in repo_files:
+            self._by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+
+    def match(self, printed: str) -> str | None:
+        """The best repository file for a printed path, or None."""
+        norm = normalize_frame_path(printed)
+        parts = [p for p in norm.split("/") if p and p != "."]
+        if not parts:
+            return None
+        candidates = self._by_name.get(parts[-1])
+        if not candidates:
+            return None
+        best, best_len = None, 0
+        for cand in candidates:
+            cparts = cand.split("/")
+            n = 0
+            while n < len(parts) and n < len(cparts) and parts[-1 - n] == cparts[-1 - n]:
+                n += 1
+            if n > best_len or (n == best_len and best is not None and len(cand) < len(best)):
+                best, best_len = cand, n
+        if best is None:
+            return None
+        # A bare file name matches only when it is unambiguous in the repository.
+        if best_len == 1 and len(parts) > 1 and len(candidates) > 1:
+            return None
+        if best_len == 1 and len(parts) == 1 and len(candidates) > 1:
+            return None
+        return best
+
+
+def resolve_frames(frames: Sequence[Frame], repo_files: Sequence[str] | PathMatcher) -> list[tuple[Frame, str]]:
+    """Frames that land inside the repository, paired with their file, in printed order."""
+    matcher = repo_files if isinstance(repo_files, PathMatcher) else PathMatcher(repo_files)
+    out = []
+    for frame in frames:
+        hit = matcher.match(frame.path)
+        if hit is not None:
+            out.append((frame, hit))
+    return out
+
+
+def module_candidates(module: str) -> list[str]:
+    """Repository paths a dotted or slashed module name may live at (`a.b.c` → `a/b/c.py`, `a/b/c/__init__.py`...)."""
+    mod = module.strip().strip("'\"")
+    if not mod or mod.startswith("."):
+        mod = mod.lstrip("./")
+    if "::" in mod:
+        parts = [p for p in mod.split("::") if p not in ("crate", "self", "super")]
+        base = "/".join(parts)
+        return [f"{base}.rs", f"{base}/mod.rs", f"src/{base}.rs", f"src/{base}/mod.rs"]
+    if "/" in mod:
+        base = mod
+        return [base, f"{base}.js", f"{base}.ts", f"{base}/index.js", f"{base}/index.ts", f"{base}.go"]
+    base = mod.replace(".", "/")
+    return [f"{base}.py", f"{base}/__init__.py", f"{base}.java", f"{base}.kt", f"{base}.js", f"{base}.ts"]
+
+
+def _imports(code: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    modules: list[str] = []
+    names: list[str] = []
+    for m in _PY_IMPORT.finditer(code):
+        modules.append(m.group(1))
+        for name in re.split(r"[\s,()]+", m.group(2)):
+            name = name.split(" as ")[0].strip()
+            if name and name != "*" and name.isidentifier():
+                names.append(name)
+                modules.append(f"{m.group(1)}.{name}")
+    for m in _PY_IMPORT_PLAIN.finditer(code):
+        modules.extend(part.strip().split(" as ")[0] for part in m.group(1).split(","))
+    modules.extend(m.group(1) for m in _JS_IMPORT.finditer(code))
+    for m in _JAVA_IMPORT.finditer(code):
+        modules.append(m.group(1))
+        names.append(m.group(1).rsplit(".", 1)[-1])
+    modules.extend(m.group(1) for m in _GO_IMPORT.finditer(code))
+    modules.extend(m.group(1) for m in _RUST_USE.finditer(code))
+    return _unique(modules), _unique(names)
+
+
+def _messages(text: str) -> tuple[str, ...]:
+    found: list[str] = []
+    for m in _ERROR_LINE.finditer(text):
+        found.append(m.group(2).strip())
+    for m in _RUST_PANIC_MSG.finditer(text):
+        found.append(m.group(1))
+    for m in _QUOTED.finditer(text):
+        s = (m.group(1) or m.group(2)).strip()
+        if " " in s and not s.startswith(("http", "/")):
+            found.append(s)
+    return _unique(s for s in found if len(s) >= 8)
+
+
+_RUST_PANIC_MSG = re.compile(r"panicked at [^\n]*?:\n([^\n]{8,200})")
 
 
 def _unique(items) -> tuple[str, ...]:

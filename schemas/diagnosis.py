@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from schemas.enums import Classification, Complexity, Phase, Risk, Role, StopReason
 
@@ -13,7 +13,7 @@ SCHEMA_VERSION = "1.0.0"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
 
 
 class RootCause(_Strict):
@@ -62,10 +62,7 @@ class ProposedChange(_Strict):
 
 
 class Rating(_Strict):
-    """A level with the reason for it."""
-
-    reason: str = ""
-    """Why this level."""
+    """A level with the reason for it (the common base of the complexity and risk ratings)."""
 
 
 class ComplexityRating(Rating):
@@ -73,6 +70,8 @@ class ComplexityRating(Rating):
 
     level: Complexity
     """The level."""
+    reason: str = ""
+    """Why this level."""
 
 
 class RiskRating(Rating):
@@ -80,6 +79,8 @@ class RiskRating(Rating):
 
     level: Risk
     """The level."""
+    reason: str = ""
+    """Why this level."""
 
 
 class Termination(_Strict):
@@ -109,8 +110,8 @@ class PhaseStats(_Strict):
 class RejectedClaim(_Strict):
     """A claim the validator refused, kept so people can see what was dropped and why."""
 
-    kind: str
-    """What was claimed: `affected_file` or `proposed_change`."""
+    kind: Literal["affected_file", "proposed_change"]
+    """What was claimed."""
     claim: dict[str, Any]
     """The claim as the explorer made it."""
     reason: str
@@ -144,11 +145,22 @@ class RunStats(_Strict):
     """Claims the explorer made (affected files + proposed changes)."""
     claims_rejected: int = 0
     """Claims the validator refused."""
+    claims_corrected: int = 0
+    """Claims the validator kept after fixing their path, lines or symbol from the evidence."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_derived(cls, data: Any) -> Any:
+        # `rejection_rate` is derived and appears in dumps; accept it back on load so JSON round-trips.
+        if isinstance(data, dict) and "rejection_rate" in data:
+            data = {k: v for k, v in data.items() if k != "rejection_rate"}
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def rejection_rate(self) -> float:
         """Share of claims refused by validation (0 when nothing was claimed)."""
-        return self.claims_rejected / self.claims_total if self.claims_total else 0.0
+        return round(self.claims_rejected / self.claims_total, 4) if self.claims_total else 0.0
 
 
 class Diagnosis(_Strict):
@@ -176,6 +188,8 @@ class Diagnosis(_Strict):
     """What only the reporter can answer."""
     rejected: list[RejectedClaim] = Field(default_factory=list)
     """Claims dropped by validation, with why."""
+    corrections: list[str] = Field(default_factory=list)
+    """Fixes the validator made to kept claims (a path or line range moved to where the quoted snippet really is)."""
     termination: Termination = Field(default_factory=lambda: Termination(reason=StopReason.done))
     """How the run ended."""
     stats: RunStats = Field(default_factory=RunStats)
@@ -190,8 +204,12 @@ class Diagnosis(_Strict):
 
 
 def diagnosis_json_schema() -> dict[str, Any]:
-    """The Diagnosis JSON Schema with its version, as `bugsleuth schema` prints it."""
-    schema = Diagnosis.model_json_schema()
+    """The Diagnosis JSON Schema with its version, as `bugsleuth schema` prints it.
+
+    It describes the documents bugsleuth emits (serialization mode, so derived fields such as
+    `stats.rejection_rate` are listed); schemas/diagnosis.schema.json is the committed copy.
+    """
+    schema = Diagnosis.model_json_schema(mode="serialization")
     schema["$id"] = f"https://bugsleuth.dev/schemas/diagnosis/{SCHEMA_VERSION}.json"
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["version"] = SCHEMA_VERSION

@@ -1,9 +1,184 @@
-"""CLI commands: placeholder until its capability lands."""
+"""`bugsleuth investigate` and `bugsleuth replay`: run one investigation, or replay stored traces.
+
+Exit codes of `investigate`: 0 when the run finished its report (`done`), 3 when it stopped early with an honest
+partial result (budget, needs_info, cancelled), 1 on `error`, 2 on bad input.
+Exit codes of `replay`: 0 when no outcome changed, 1 when any did, 2 on bad input.
+"""
 
 from __future__ import annotations
+
+import json
+import signal
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
 
+class OutputFormat(StrEnum):
+    """How `investigate` prints the diagnosis."""
+
+    markdown = "markdown"
+    json = "json"
+    sarif = "sarif"
+
+
+def _read_report(source: str, title: str | None) -> Any:
+    """A BugReport from a file or stdin: BugReport JSON, or text whose first line is the title."""
+    from pydantic import ValidationError
+
+    from schemas.enums import Source
+    from schemas.report import BugReport
+
+    if source == "-":
+        raw = sys.stdin.read()
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise typer.BadParameter(f"no report file at {source}", param_hint="--report")
+        raw = path.read_text(encoding="utf-8", errors="replace")
+    if not raw.strip():
+        raise typer.BadParameter("the report is empty", param_hint="--report")
+    stripped = raw.lstrip()
+    if stripped.startswith("{"):
+        try:
+            report = BugReport.model_validate_json(stripped)
+            return report.model_copy(update={"title": title}) if title else report
+        except ValidationError as e:
+            raise typer.BadParameter(f"not a valid report JSON: {e.errors()[0]['msg']}", param_hint="--report") from e
+    head, _, body = raw.strip().partition("\n")
+    try:
+        return BugReport(title=(title or head.strip().lstrip("# "))[:500], body=body.strip() if not title else raw.strip(),
+                         source=Source.cli)  # fmt: skip
+    except ValidationError as e:
+        raise typer.BadParameter(f"report rejected: {e.errors()[0]['msg']}", param_hint="--report") from e
+
+
+def _render(result: Any, fmt: OutputFormat) -> str:
+    diagnosis = result.diagnosis
+    if fmt == OutputFormat.json:
+        return diagnosis.model_dump_json(indent=2)
+    try:
+        from funnel import export
+    except ImportError:
+        export = None  # type: ignore[assignment]
+    if fmt == OutputFormat.sarif:
+        if export is None or not hasattr(export, "to_sarif"):
+            raise typer.BadParameter("SARIF export is not available in this build", param_hint="--format")
+        sarif = export.to_sarif(diagnosis)
+        return sarif if isinstance(sarif, str) else json.dumps(sarif, indent=2)
+    if export is not None and hasattr(export, "to_markdown"):
+        return export.to_markdown(diagnosis)
+    from funnel.report_md import render_report
+
+    term = diagnosis.termination
+    tail = f"\n\n_Termination: {term.reason.value}{' — ' + term.detail if term.detail else ''}_\n"
+    return render_report(diagnosis) + tail
+
+
+def _progress(event: Any) -> None:
+    kind = event.kind
+    if kind == "tool_call":
+        line = f"{event.tool}({', '.join(f'{k}={v!r}' for k, v in event.args.items())})"
+        if event.error:
+            line += f"  ! {event.error.splitlines()[0][:100]}"
+    elif kind == "phase_change":
+        line = f"phase {event.from_phase.value} -> {event.to_phase.value}{' (forced)' if event.forced else ''}: {event.reason}"
+    elif kind == "request":
+        line = f"model request: {event.input_tokens} in / {event.output_tokens} out tokens, {event.latency_ms:.0f} ms"
+    elif kind == "verify":
+        line = "verified: ok" if event.ok else "verify failed: " + "; ".join(event.findings)[:300]
+    elif kind == "stop":
+        line = f"stop: {event.reason.value}{' — ' + event.detail if event.detail else ''}"
+    else:
+        line = f"start: explorer {event.explorer}"
+    typer.echo(f"[{event.attempt}.{event.iteration} {event.phase.value}] {line}", err=True)
+
+
 def register(cli: typer.Typer) -> None:
-    """Add this module's commands to the CLI."""
+    """Add `investigate` and `replay` to the CLI."""
+
+    @cli.command("investigate")
+    def investigate_command(
+        path: Annotated[Path, typer.Argument(help="Repository root to investigate (read-only).")],
+        report: Annotated[str, typer.Option("--report", "-r", help="Bug report file (text or BugReport JSON), or - for stdin.")],
+        explorer: Annotated[str, typer.Option("--explorer", "-e", help="offline | scripted | command:<cmd> | a PydanticAI model string.")] = "offline",
+        as_json: Annotated[bool, typer.Option("--json", help="Print the diagnosis as JSON (same as --format json).")] = False,
+        fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.markdown,
+        trace: Annotated[Path | None, typer.Option("--trace", help="Write the JSONL trace here (transcript and diagnosis beside it).")] = None,
+        title: Annotated[str | None, typer.Option("--title", help="Report title (default: the report's first line).")] = None,
+        structurer: Annotated[str | None, typer.Option("--structurer", help="Model string for structuring (default: the parser).")] = None,
+        commit: Annotated[str | None, typer.Option("--commit", help="Commit being investigated, recorded in the result.")] = None,
+        max_attempts: Annotated[int | None, typer.Option("--max-attempts", min=1, max=5)] = None,
+        explore_calls: Annotated[int | None, typer.Option("--explore-calls", min=0, max=24)] = None,
+        deep_dive_reads: Annotated[int | None, typer.Option("--deep-dive-reads", min=0, max=24)] = None,
+        timeout: Annotated[float | None, typer.Option("--timeout", min=1.0, help="Wall-clock seconds for the run.")] = None,
+        memory: Annotated[Path | None, typer.Option("--memory", help="File of feedback notes shown to the model.")] = None,
+        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")] = False,
+    ) -> None:
+        """Investigate a bug report in a repository and print the diagnosis."""
+        from funnel.cancel import CancelToken
+        from funnel.errors import UserError
+        from funnel.explorers import resolve_explorer
+        from funnel.investigate import investigate_sync
+        from funnel.limits import Limits
+        from schemas.enums import StopReason
+
+        if not path.is_dir():
+            raise typer.BadParameter(f"{path} is not a directory", param_hint="PATH")
+        bug = _read_report(report, title)
+        changes = {k: v for k, v in {"max_attempts": max_attempts, "explore_calls": explore_calls,
+                                     "deep_dive_reads": deep_dive_reads, "timeout_s": timeout}.items() if v is not None}  # fmt: skip
+        try:
+            chosen: Any = resolve_explorer(explorer)
+        except UserError as e:
+            if explorer != "offline":
+                typer.echo(f"error: {e}", err=True)
+                raise typer.Exit(2) from None
+            typer.echo("note: the offline investigator is not available; using the SCRIPTED STAND-IN "
+                       "(it locates, it does not investigate).", err=True)  # fmt: skip
+            chosen = resolve_explorer("scripted")
+        notes = memory.read_text(encoding="utf-8") if memory and memory.is_file() else None
+        cancel = CancelToken()
+        previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel("interrupted (Ctrl-C)"))
+        try:
+            result = investigate_sync(bug, path, explorer=chosen, limits=Limits(**changes), trace_path=trace,
+                                      cancel=cancel, commit=commit, structurer=structurer, memory=notes,
+                                      on_event=None if quiet else _progress)  # fmt: skip
+        except UserError as e:
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(2) from None
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        typer.echo(_render(result, OutputFormat.json if as_json else fmt))
+        reason = result.diagnosis.termination.reason
+        if reason != StopReason.done:
+            raise typer.Exit(1 if reason == StopReason.error else 3)
+
+    @cli.command("replay")
+    def replay_command(
+        target: Annotated[Path, typer.Argument(help="A trace file (.jsonl) or a directory of traces.")],
+        root: Annotated[Path | None, typer.Option("--root", help="Repository root (default: `repo/` beside the trace, else the recorded root).")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    ) -> None:
+        """Re-run stored traces through today's tools and policy; exit 1 when any outcome changed."""
+        from funnel.errors import UserError
+        from funnel.replay import render_table, replay_all
+
+        try:
+            results = replay_all(target, root=root)
+        except UserError as e:
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(2) from None
+        if not results:
+            typer.echo(f"error: no traces under {target}", err=True)
+            raise typer.Exit(2)
+        if as_json:
+            typer.echo(json.dumps([{"trace": str(r.trace), "changed": r.changed, "recorded": vars(r.recorded),
+                                    "replayed": vars(r.replayed)} for r in results], indent=2))  # fmt: skip
+        else:
+            typer.echo(render_table(results))
+        if any(r.changed for r in results):
+            raise typer.Exit(1)

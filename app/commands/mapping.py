@@ -1,9 +1,96 @@
-"""CLI commands: placeholder until its capability lands."""
+"""`bugsleuth map`: print the ranked repo map of a directory (text or JSON).
+
+Exit codes: 0 on success (an empty tree gives an empty map), 2 on bad input (missing path, not a directory,
+unreadable focus file).
+"""
 
 from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
 
+def _fail(message: str) -> None:
+    typer.echo(f"bugsleuth map: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def map_json(repo_map: Any, symbol_limit: int) -> dict[str, Any]:
+    """The JSON document `map --json` prints: text, ranked files, top symbols and stats."""
+    from dataclasses import asdict
+
+    return {
+        "root": str(repo_map.root),
+        "token_budget": repo_map.token_budget,
+        "text": repo_map.text,
+        "files": [{"path": f.path, "score": round(f.score, 12)} for f in repo_map.files],
+        "symbols": [
+            {
+                "name": s.definition.name,
+                "qualname": s.definition.qualname,
+                "kind": s.definition.kind.value,
+                "path": s.definition.path,
+                "start_line": s.definition.start_line,
+                "end_line": s.definition.end_line,
+                "signature": s.definition.signature,
+                "score": round(s.score, 12),
+            }
+            for s in repo_map.symbols[:symbol_limit]
+        ],
+        "stats": asdict(repo_map.stats),
+    }
+
+
 def register(cli: typer.Typer) -> None:
-    """Add this module's commands to the CLI."""
+    """Add `map` to the CLI."""
+
+    @cli.command("map")
+    def map_command(
+        path: Annotated[Path, typer.Argument(help="Directory to map.")],
+        focus: Annotated[str | None, typer.Option("--focus", help="Bug report text to rank for.")] = None,
+        focus_file: Annotated[
+            Path | None, typer.Option("--focus-file", help="Read the focus text from this file ('-': stdin).")
+        ] = None,
+        tokens: Annotated[int, typer.Option("--tokens", min=0, help="Token budget of the rendered map.")] = 2048,
+        as_json: Annotated[bool, typer.Option("--json", help="Print ranked files, symbols and stats as JSON.")] = False,
+        symbols: Annotated[int, typer.Option("--symbols", min=0, help="How many ranked symbols --json lists.")] = 200,
+        cache_dir: Annotated[
+            Path | None, typer.Option("--cache-dir", help="Tags cache directory (default: $BUGSLEUTH_CACHE_DIR/repomap).")
+        ] = None,
+        stats: Annotated[bool, typer.Option("--stats", help="Print build statistics to stderr.")] = False,
+    ) -> None:
+        """Print the token-budgeted repo map of PATH, ranked for an optional bug report."""
+        from repomap import MapInputError, build_repo_map
+
+        if not path.exists():
+            _fail(f"no such directory: {path}")
+        if not path.is_dir():
+            _fail(f"not a directory: {path}")
+        text = focus
+        if focus_file is not None:
+            try:
+                raw = sys.stdin.buffer.read() if str(focus_file) == "-" else focus_file.read_bytes()
+            except OSError as exc:
+                _fail(f"cannot read focus file {focus_file}: {exc.strerror or exc}")
+            text = ((text + "\n") if text else "") + raw.decode("utf-8", "replace")
+        try:
+            repo_map = build_repo_map(path, focus=text, token_budget=tokens, cache_dir=cache_dir)
+        except MapInputError as exc:
+            _fail(str(exc))
+        if as_json:
+            typer.echo(json.dumps(map_json(repo_map, symbols), indent=2, sort_keys=True, ensure_ascii=False))
+        else:
+            sys.stdout.write(repo_map.text)
+            sys.stdout.flush()
+        if stats:
+            s = repo_map.stats
+            typer.echo(
+                f"{s.files_indexed} files indexed, {s.definitions} definitions, "
+                f"cache {s.cache_hits} hits / {s.cache_misses} misses, {s.parse_errors} with syntax errors, "
+                f"skipped {s.skipped}, {s.seconds:.2f}s",
+                err=True,
+            )

@@ -1,9 +1,143 @@
-"""CLI commands: placeholder until its capability lands."""
+"""`bugsleuth serve`, `bugsleuth worker`, `bugsleuth repo add|list`: run and configure the service."""
 
 from __future__ import annotations
+
+import asyncio
+from typing import Annotated
 
 import typer
 
 
+def _settings():  # noqa: ANN202 - imported lazily so `bugsleuth --help` stays fast
+    from app.config import ConfigurationError, get_settings
+
+    settings = get_settings()
+    try:
+        settings.check()
+    except ConfigurationError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    return settings
+
+
 def register(cli: typer.Typer) -> None:
-    """Add this module's commands to the CLI."""
+    """Add `serve`, `worker` and the `repo` group to the CLI."""
+
+    @cli.command("serve")
+    def serve(
+        host: Annotated[str | None, typer.Option(help="Bind address (default: settings.host, 127.0.0.1)")] = None,
+        port: Annotated[int | None, typer.Option(help="Port (default: settings.port, 8000)")] = None,
+    ) -> None:
+        """Run the HTTP service (API, webhooks, dashboard; in-process workers on the embedded default)."""
+        import os
+
+        import uvicorn
+
+        if host:
+            os.environ["BUGSLEUTH_HOST"] = host
+        if port:
+            os.environ["BUGSLEUTH_PORT"] = str(port)
+        settings = _settings()
+        typer.echo(
+            f"bugsleuth on http://{settings.host}:{settings.port}  (docs: /docs, data: {settings.data_dir.resolve()}, "
+            f"jobs: {settings.resolved_job_backend})",
+            err=True,
+        )
+        uvicorn.run(
+            "app.main:create_app",
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            log_level=settings.log_level.lower(),
+            access_log=False,
+            proxy_headers=False,
+        )
+
+    @cli.command("worker")
+    def worker(
+        concurrency: Annotated[int | None, typer.Option(help="Jobs run at once (default: settings.workers)")] = None,
+    ) -> None:
+        """Run a procrastinate worker (PostgreSQL scale-out): investigations, retries, stalled-job repair."""
+        settings = _settings()
+        if not settings.is_postgres:
+            typer.echo("error: `bugsleuth worker` needs BUGSLEUTH_DATABASE_URL=postgresql+psycopg://...; "
+                       "on SQLite, `bugsleuth serve` runs the workers in-process", err=True)
+            raise typer.Exit(2)
+        asyncio.run(_run_worker(settings, concurrency))
+
+    repo = typer.Typer(help="The repository registry.", no_args_is_help=True)
+    cli.add_typer(repo, name="repo")
+
+    @repo.command("add")
+    def repo_add(
+        name: Annotated[str, typer.Argument(help="owner/name, as webhooks and reports name it")],
+        location: Annotated[str, typer.Argument(help="Local path, or git URL (cloned into the data dir)")],
+        default_ref: Annotated[str | None, typer.Option(help="Branch investigated when a report names none")] = None,
+        replace: Annotated[bool, typer.Option(help="Replace an existing registration")] = False,
+    ) -> None:
+        """Register a repository."""
+        from pathlib import Path
+
+        from app import service, store
+        from app.repos import is_git_url
+
+        target = location if is_git_url(location) else str(Path(location).expanduser().resolve())
+
+        async def run() -> None:
+            runtime = await _runtime(_settings())
+            try:
+                view = await service.register_repository(
+                    runtime, name, target, default_ref=default_ref, replace=replace
+                )
+                typer.echo(f"registered {view.name} -> {view.location} ({view.kind})")
+            except (store.DuplicateError, service.InvalidRepositoryError) as exc:
+                typer.echo(f"error: {exc}", err=True)
+                raise typer.Exit(1) from exc
+            finally:
+                await runtime.db.dispose()
+
+        asyncio.run(run())
+
+    @repo.command("list")
+    def repo_list() -> None:
+        """List registered repositories."""
+        from app import store
+
+        async def run() -> None:
+            runtime = await _runtime(_settings())
+            try:
+                async with runtime.db.session() as s:
+                    repos = await store.list_repositories(s)
+            finally:
+                await runtime.db.dispose()
+            if not repos:
+                typer.echo("no repositories registered (bugsleuth repo add NAME PATH|URL)")
+            for r in repos:
+                typer.echo(f"{r.name}\t{r.kind}\t{r.location}" + (f"\t{r.default_ref}" if r.default_ref else ""))
+
+        asyncio.run(run())
+
+
+async def _runtime(settings):  # noqa: ANN001, ANN202
+    from app.db import Database
+    from app.runtime import Runtime
+
+    db = Database(settings.resolved_database_url)
+    await db.migrate()
+    return Runtime(settings=settings, db=db)
+
+
+async def _run_worker(settings, concurrency: int | None) -> None:  # noqa: ANN001
+    from app.jobs.procrastinate_app import ProcrastinateJobs
+    from app.observability import configure_logging
+
+    configure_logging(settings.log_level, json_logs=settings.log_json)
+    runtime = await _runtime(settings)
+    jobs = ProcrastinateJobs(runtime)
+    runtime.jobs = jobs
+    await jobs.start()
+    try:
+        await jobs.run_worker(concurrency=concurrency)
+    finally:
+        await jobs.stop()
+        await runtime.db.dispose()

@@ -1,0 +1,180 @@
+"""Service settings: defaults that run with zero configuration, a TOML config file, `BUGSLEUTH_` env vars."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from schemas import Classification
+
+JobBackend = Literal["local", "procrastinate", "none"]
+"""How investigations run: in-process pool, procrastinate workers, or not at all (store only)."""
+
+
+def config_file_path() -> Path:
+    """The TOML config file read at startup: `$BUGSLEUTH_CONFIG`, else `./bugsleuth.toml`."""
+    return Path(os.environ.get("BUGSLEUTH_CONFIG", "bugsleuth.toml"))
+
+
+class ConfigurationError(Exception):
+    """The operator's settings are unusable (missing token on a public bind, bad database URL...)."""
+
+
+class Settings(BaseSettings):
+    """Everything the service can be told. Every field has a default that works on a laptop."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="BUGSLEUTH_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    data_dir: Path = Path("data")
+    """Where the SQLite database, repository clones and tree cache live."""
+    database_url: str | None = None
+    """SQLAlchemy async URL; default `sqlite+aiosqlite:///<data_dir>/bugsleuth.db`.
+    PostgreSQL: `postgresql+psycopg://user@host:5432/db`."""
+    host: str = "127.0.0.1"
+    """Bind address of `bugsleuth serve`."""
+    port: int = 8000
+    """Bind port of `bugsleuth serve`."""
+    api_token: SecretStr | None = None
+    """Bearer token required on every write endpoint when set (mandatory when `host` is not loopback)."""
+
+    github_webhook_secret: SecretStr | None = None
+    """HMAC secret of GitHub deliveries (`X-Hub-Signature-256`)."""
+    gitlab_webhook_secret: SecretStr | None = None
+    """Shared token of GitLab deliveries (`X-Gitlab-Token`)."""
+    sentry_webhook_secret: SecretStr | None = None
+    """Client secret of Sentry deliveries (`Sentry-Hook-Signature`)."""
+    jira_webhook_secret: SecretStr | None = None
+    """Secret of Jira deliveries."""
+
+    explorer: str = "offline"
+    """Explorer used for investigations: `offline`, `command:...`, or a PydanticAI model string."""
+    investigate_classes: list[Classification] = Field(
+        default_factory=lambda: [Classification.bug, Classification.crash, Classification.performance]
+    )
+    """Classifications that are investigated; other reports are stored with status `skipped`."""
+
+    job_backend: JobBackend | None = None
+    """`local` (in-process pool), `procrastinate` (workers on PostgreSQL) or `none` (store only).
+    Default: `local` on SQLite, `procrastinate` on PostgreSQL."""
+    workers: int = Field(default=2, ge=1, le=64)
+    """Investigations run at once by one process (in-process pool or one procrastinate worker)."""
+    per_repo_concurrency: int = Field(default=1, ge=1, le=64)
+    """Investigations of the same repository run at once."""
+    job_max_attempts: int = Field(default=3, ge=1, le=20)
+    """Times a job is tried when its worker crashes or the infrastructure fails."""
+    sweep_interval_s: float = Field(default=5.0, gt=0)
+    """How often the sweeper repairs queued investigations without a job and stalled jobs."""
+    stalled_after_s: float = Field(default=30.0, gt=0)
+    """A procrastinate worker silent for this long is dead; its jobs run again elsewhere."""
+    heartbeat_s: float = Field(default=5.0, gt=0)
+    """Heartbeat interval of procrastinate workers."""
+
+    max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    """Requests with a larger body are refused with 413."""
+    register_self: bool = True
+    """Register the checkout the service runs from as a repository at startup."""
+
+    comment_back: bool = False
+    """Post the diagnosis as a comment on the GitHub/GitLab issue it came from."""
+    github_token: SecretStr | None = None
+    """Token used for comment-back on GitHub."""
+    gitlab_token: SecretStr | None = None
+    """Token used for comment-back on GitLab."""
+    github_api_url: str = "https://api.github.com"
+    """GitHub API base URL (GitHub Enterprise, or a fake server in tests)."""
+    gitlab_api_url: str = "https://gitlab.com/api/v4"
+    """GitLab API base URL."""
+
+    log_level: str = "INFO"
+    """Log level of the service loggers."""
+    log_json: bool = True
+    """Structured JSON logs (one object per line) instead of plain text."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Priority: constructor arguments, env vars, `.env`, then the TOML config file."""
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file_path())
+        return (init_settings, env_settings, dotenv_settings, toml, file_secret_settings)
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The database URL in force (the SQLite default under `data_dir` when none is set)."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'bugsleuth.db').resolve()}"
+
+    @property
+    def is_postgres(self) -> bool:
+        """Whether storage is PostgreSQL."""
+        return self.resolved_database_url.startswith("postgresql")
+
+    @property
+    def resolved_job_backend(self) -> JobBackend:
+        """The job backend in force (`local` on SQLite, `procrastinate` on PostgreSQL by default)."""
+        if self.job_backend:
+            return self.job_backend
+        return "procrastinate" if self.is_postgres else "local"
+
+    @property
+    def repos_dir(self) -> Path:
+        """Clones of registered git URLs."""
+        return self.data_dir / "repos"
+
+    @property
+    def trees_dir(self) -> Path:
+        """Per-commit read-only trees (`git archive` output)."""
+        return self.data_dir / "trees"
+
+    def webhook_secret(self, provider: str) -> str | None:
+        """The configured secret of one webhook provider, or None."""
+        value = getattr(self, f"{provider}_webhook_secret", None)
+        return value.get_secret_value() if value else None
+
+    def check(self) -> None:
+        """Refuse unsafe or unusable combinations (raises ConfigurationError with what to do)."""
+        if not _is_loopback(self.host) and not self.api_token:
+            raise ConfigurationError(
+                f"host {self.host!r} is not loopback: set BUGSLEUTH_API_TOKEN so write endpoints need a token"
+            )
+        url = self.resolved_database_url
+        if not (url.startswith("sqlite+aiosqlite://") or url.startswith("postgresql+psycopg://")):
+            raise ConfigurationError(
+                f"database_url {url!r} is not supported: use sqlite+aiosqlite:///PATH or postgresql+psycopg://..."
+            )
+        if self.resolved_job_backend == "procrastinate" and not self.is_postgres:
+            raise ConfigurationError("job_backend 'procrastinate' needs a PostgreSQL database_url")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once (tests override with FastAPI dependency overrides)."""
+    return Settings()

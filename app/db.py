@@ -1,0 +1,103 @@
+"""The database: one SQLAlchemy async code path for SQLite (aiosqlite, WAL) and PostgreSQL (psycopg)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+
+
+def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
+    """An async engine for `url`, tuned per backend (SQLite: WAL, busy timeout, immediate write locks)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(url, echo=echo, pool_size=8, max_overflow=8, connect_args={"timeout": 30})
+        _tune_sqlite(engine)
+        return engine
+    return create_async_engine(url, echo=echo, pool_size=10, max_overflow=10, pool_pre_ping=True)
+
+
+def _tune_sqlite(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Manage transactions ourselves so every one takes the write lock up front: a deferred transaction
+        # that reads then writes fails with SQLITE_BUSY instead of waiting when another writer got in first.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+class Database:
+    """The engine and session factory of one process."""
+
+    def __init__(self, url: str, *, echo: bool = False) -> None:
+        self.url = url
+        """SQLAlchemy URL."""
+        self.engine = create_engine(url, echo=echo)
+        """The async engine."""
+        self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        """Session factory (objects stay readable after commit)."""
+
+    @property
+    def is_postgres(self) -> bool:
+        """Whether this is PostgreSQL."""
+        return self.engine.dialect.name == "postgresql"
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        """A session in a transaction: committed on success, rolled back on error."""
+        async with self.sessions() as session, session.begin():
+            yield session
+
+    async def ping(self) -> bool:
+        """True when the database answers a trivial query."""
+        try:
+            async with self.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+            return True
+        except Exception:
+            return False
+
+    async def migrate(self) -> None:
+        """Bring the schema to the newest migration (safe to call from several processes at once)."""
+        await asyncio.to_thread(run_migrations, self.url)
+
+    async def dispose(self) -> None:
+        """Close every pooled connection."""
+        await self.engine.dispose()
+
+
+def run_migrations(url: str, revision: str = "head") -> None:
+    """Run Alembic migrations up to `revision` (blocking; runs its own event loop)."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["url"] = url
+    command.upgrade(config, revision)
+
+
+async def driver_connection(conn: AsyncConnection) -> Any:
+    """The DB-API driver connection under a SQLAlchemy async connection (psycopg `AsyncConnection` on
+    PostgreSQL), so another library can write inside the same transaction."""
+    raw = await conn.get_raw_connection()
+    return raw.driver_connection

@@ -1,0 +1,59 @@
+"""FastAPI dependencies as `Annotated` aliases: the runtime, a DB session, settings, and the write guard."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, status
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.config import Settings, get_settings
+from app.runtime import Runtime
+
+
+def get_runtime(request: Request) -> Runtime:
+    """The runtime of this process (created by the app's lifespan)."""
+    runtime = getattr(request.app.state, "runtime", None)
+    if runtime is None:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "service is starting")
+    return runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+"""The process runtime (db, settings, jobs, metrics)."""
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+"""The settings in force (override `get_settings` in tests)."""
+
+
+async def get_session(runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
+    """A session in a transaction, committed when the handler returns."""
+    async with runtime.db.session() as session:
+        yield session
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session)]
+"""A DB session in a transaction."""
+
+
+def require_writer(request: Request, settings: SettingsDep) -> None:
+    """Write endpoints need `Authorization: Bearer <api_token>` (or a logged-in dashboard session) when a
+    token is configured."""
+    if settings.api_token is None:
+        return
+    if getattr(request.state, "auth", None) == "session":
+        return
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    expected = settings.api_token.get_secret_value()
+    if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), expected.encode()):
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "this endpoint needs 'Authorization: Bearer <token>' (BUGSLEUTH_API_TOKEN)",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+Writer = Depends(require_writer)
+"""Add to a write route's `dependencies=[Writer]`."""

@@ -1,0 +1,132 @@
+"""The reference every figure is read against: plain BM25 over whole files.
+
+Query = the problem statement; document = path + text of every non-test source file in a language the repo
+map parses. Tokens: runs of letters and digits, split again on camelCase and snake_case, lower-cased.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+SOURCE_EXTENSIONS: frozenset[str] = frozenset(
+    {".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".go", ".java", ".rs", ".c", ".h", ".cc", ".cpp",
+     ".cxx", ".hh", ".hpp", ".hxx", ".rb"}
+)
+"""Extensions of the languages the repo map parses (its tree-sitter grammars)."""
+
+PYTHON_ONLY: frozenset[str] = frozenset({".py"})
+"""The reference definition: every non-test `.py` file."""
+
+TEST_DIRS = frozenset({"tests", "test", "testing", "__tests__", "spec"})
+"""Directory names whose files count as tests."""
+
+_TEST_FILE = re.compile(r"^(test_.*|.*_test\.[a-z]+|.*\.(test|spec)\.[a-z]+|conftest\.py)$")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_CAMEL = re.compile(r"[A-Z]+[0-9]*(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a repository path is a test file (by directory or file name)."""
+    parts = path.split("/")
+    return any(part in TEST_DIRS for part in parts[:-1]) or bool(_TEST_FILE.match(parts[-1]))
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased tokens: each alphanumeric run split on camelCase (snake_case splits on `_` already)."""
+    tokens: list[str] = []
+    for word in _WORD.findall(text):
+        parts = _CAMEL.findall(word)
+        if len(parts) > 1:
+            tokens.extend(p.lower() for p in parts)
+        else:
+            tokens.append(word.lower())
+    return tokens
+
+
+@dataclass
+class _TokenCache:
+    """Tokens of file contents by content hash: consecutive commits of a repository share most files."""
+
+    capacity: int = 60_000
+    entries: OrderedDict[str, list[str]] = field(default_factory=OrderedDict)
+
+    def get(self, data: bytes) -> list[str]:
+        key = hashlib.blake2b(data, digest_size=16).hexdigest()
+        hit = self.entries.get(key)
+        if hit is not None:
+            self.entries.move_to_end(key)
+            return hit
+        tokens = tokenize(data.decode("utf-8", errors="replace"))
+        self.entries[key] = tokens
+        if len(self.entries) > self.capacity:
+            self.entries.popitem(last=False)
+        return tokens
+
+
+_CACHE = _TokenCache()
+
+
+def source_files(root: Path, extensions: frozenset[str] = SOURCE_EXTENSIONS) -> list[str]:
+    """Non-test source files under `root` that the repo map would walk, as sorted repository paths."""
+    from repomap.walk import walk_files  # the one set of ignore rules
+
+    walked = walk_files(root, extensions=extensions, sniff=False)
+    return [f.path for f in walked.files if not is_test_path(f.path)]
+
+
+def bm25_rank(
+    root: Path, query: str, *, extensions: frozenset[str] = SOURCE_EXTENSIONS, top: int = 50
+) -> list[str]:
+    """The `top` files of `root` ranked by BM25 against `query`, best first (ties broken by path)."""
+    import bm25s
+
+    paths = source_files(root, extensions)
+    if not paths:
+        return []
+    corpus: list[list[str]] = []
+    for rel in paths:
+        try:
+            data = (root / rel).read_bytes()
+        except OSError:
+            data = b""
+        corpus.append(tokenize(rel) + _CACHE.get(data))
+    query_tokens = tokenize(query)
+    if not query_tokens:
+        return []
+    os.environ.setdefault("DISABLE_TQDM", "1")
+    index = bm25s.BM25()
+    index.index(corpus, show_progress=False)
+    vocab = index.vocab_dict
+    known = [t for t in query_tokens if t in vocab]
+    if not known:
+        return []
+    scores = np.asarray(index.get_scores(known), dtype=np.float64)
+    order = sorted(range(len(paths)), key=lambda i: (-scores[i], paths[i]))
+    return [paths[i] for i in order[:top] if scores[i] > 0]
+
+
+@dataclass
+class BaselineResult:
+    """An InvestigationResult look-alike whose diagnosis ranks files by BM25 (used to check the runner end to end)."""
+
+    diagnosis: object
+    """The Diagnosis: one affected file per ranked path, no symbol."""
+    report_markdown: str = ""
+    """Empty: BM25 writes no report."""
+    events: list[object] = field(default_factory=list)
+    """Empty: BM25 makes no tool calls."""
+
+
+def bm25_investigate(report: object, root: Path, **_: object) -> BaselineResult:
+    """Rank files with BM25 and present them as a Diagnosis, in the shape of `funnel.investigate_sync`."""
+    from schemas import AffectedFile, Diagnosis
+
+    ranked = bm25_rank(Path(root), getattr(report, "text", str(report)), top=10)
+    return BaselineResult(Diagnosis(affected_files=[AffectedFile(path=p, line_start=1, line_end=1) for p in ranked]))

@@ -1,0 +1,190 @@
+"""Localization metrics: how well a ranked list of files, functions and line ranges finds the code a fix changed.
+
+All functions are pure and take plain data, so they are tested on hand-computed rankings.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+MODULE_LEVEL = "<module>"
+"""Gold-function name of a change outside any def/class; not a function, so left out of function accuracy."""
+
+FILE_KS = (1, 3, 5)
+"""Cut-offs of file accuracy."""
+FUNCTION_K = 5
+"""Cut-off of function accuracy."""
+
+
+def normalize_path(path: str) -> str:
+    """A repository-relative POSIX path in canonical form (`./a/b.py` and `/a/b.py` become `a/b.py`)."""
+    path = path.strip().replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path.lstrip("/")
+
+
+def _dedupe(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def acc_at_k(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    """1.0 when every gold item is among the first `k` distinct ranked items, else 0.0 (0.0 with no gold)."""
+    gold_set = {normalize_path(g) for g in gold}
+    if not gold_set:
+        return 0.0
+    top = set(_dedupe(normalize_path(r) for r in ranked)[:k])
+    return 1.0 if gold_set <= top else 0.0
+
+
+def first_gold_rank(ranked: Sequence[str], gold: Iterable[str]) -> int | None:
+    """1-based rank of the first gold item in the distinct ranked list, None when no gold item is ranked."""
+    gold_set = {normalize_path(g) for g in gold}
+    for rank, item in enumerate(_dedupe(normalize_path(r) for r in ranked), start=1):
+        if item in gold_set:
+            return rank
+    return None
+
+
+def reciprocal_rank(ranked: Sequence[str], gold: Iterable[str]) -> float:
+    """1/rank of the first gold item, 0.0 when none is ranked."""
+    rank = first_gold_rank(ranked, gold)
+    return 1.0 / rank if rank else 0.0
+
+
+def split_entity(entity: str) -> tuple[str, str]:
+    """`path:name` → (`path`, `name`); the name may be dotted (`Class.method`)."""
+    path, sep, name = entity.rpartition(":")
+    if not sep:
+        return "", entity
+    return normalize_path(path), name.strip()
+
+
+def entity_aliases(name: str) -> set[str]:
+    """Names a cited symbol counts as: itself, its plain name, and each enclosing class (`A.b` → `A.b`, `b`, `A`)."""
+    parts = [p for p in name.split(".") if p]
+    if not parts:
+        return set()
+    aliases = {".".join(parts), parts[-1]}
+    aliases.update(".".join(parts[:i]) for i in range(1, len(parts)))
+    return aliases
+
+
+def entity_matches(predicted: str, gold: str) -> bool:
+    """Whether a predicted `path:symbol` names the gold `path:name`: same file, and the gold name is the
+    symbol, its plain name or an enclosing class, or the symbol is the gold name's plain name."""
+    p_path, p_name = split_entity(predicted)
+    g_path, g_name = split_entity(gold)
+    if p_path != g_path or not p_name or not g_name:
+        return False
+    return g_name in entity_aliases(p_name) or p_name == g_name.split(".")[-1]
+
+
+def gold_entities(functions: Mapping[str, Sequence[str]]) -> list[str]:
+    """Gold functions as `path:name`, module-level changes left out."""
+    return [
+        f"{normalize_path(path)}:{name}" for path, names in functions.items() for name in names if name != MODULE_LEVEL
+    ]
+
+
+def function_acc_at_k(ranked_entities: Sequence[str], gold: Sequence[str], k: int = FUNCTION_K) -> float:
+    """1.0 when every gold entity is matched by one of the first `k` distinct predicted entities (0.0 with no gold)."""
+    if not gold:
+        return 0.0
+    top = _dedupe(ranked_entities)[:k]
+    return 1.0 if all(any(entity_matches(p, g) for p in top) for g in gold) else 0.0
+
+
+def _overlaps(a: Sequence[int], b: Sequence[int]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def line_overlap(
+    cited: Mapping[str, Sequence[Sequence[int]]], gold: Mapping[str, Sequence[Sequence[int]]]
+) -> float | None:
+    """Share of gold line ranges that intersect at least one cited range in the same file; None with no gold range."""
+    cited_norm: dict[str, list[Sequence[int]]] = {}
+    for path, ranges in cited.items():
+        cited_norm.setdefault(normalize_path(path), []).extend(ranges)
+    total = hit = 0
+    for path, ranges in gold.items():
+        mine = cited_norm.get(normalize_path(path), [])
+        for gold_range in ranges:
+            total += 1
+            start, end = int(gold_range[0]), int(gold_range[-1])
+            if any(_overlaps((start, end), (int(c[0]), int(c[-1]))) for c in mine):
+                hit += 1
+    return hit / total if total else None
+
+
+@dataclass(frozen=True)
+class InstanceScore:
+    """Scores of one instance."""
+
+    file_acc: dict[int, float]
+    """File Acc@k for k in FILE_KS."""
+    mrr: float
+    """Reciprocal rank of the first gold file."""
+    function_acc: float | None
+    """Function Acc@FUNCTION_K; None when the gold has no function-level entity."""
+    line_overlap: float | None
+    """Share of gold line ranges cited; None when there are no gold ranges or no ranges were cited for lack of output."""
+    first_rank: int | None
+    """Rank of the first gold file."""
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        """Flat JSON form, keyed like summary.json."""
+        out: dict[str, float | int | None] = {f"file_acc_at_{k}": v for k, v in self.file_acc.items()}
+        out.update(
+            mrr=self.mrr,
+            function_acc_at_5=self.function_acc,
+            line_overlap=self.line_overlap,
+            first_gold_rank=self.first_rank,
+        )
+        return out
+
+
+def score_instance(
+    ranked_files: Sequence[str],
+    gold_files: Sequence[str],
+    *,
+    ranked_entities: Sequence[str] = (),
+    gold_functions: Mapping[str, Sequence[str]] | None = None,
+    cited_ranges: Mapping[str, Sequence[Sequence[int]]] | None = None,
+    gold_ranges: Mapping[str, Sequence[Sequence[int]]] | None = None,
+) -> InstanceScore:
+    """Every metric of one instance."""
+    entities = gold_entities(gold_functions or {})
+    return InstanceScore(
+        file_acc={k: acc_at_k(ranked_files, gold_files, k) for k in FILE_KS},
+        mrr=reciprocal_rank(ranked_files, gold_files),
+        function_acc=function_acc_at_k(ranked_entities, entities) if entities else None,
+        line_overlap=line_overlap(cited_ranges or {}, gold_ranges or {}),
+        first_rank=first_gold_rank(ranked_files, gold_files),
+    )
+
+
+def mean(values: Iterable[float | None]) -> float | None:
+    """Mean of the values that are not None; None when there are none."""
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (0..100, linear interpolation between closest ranks); None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return float(ordered[0])
+    position = (len(ordered) - 1) * q / 100
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return float(ordered[low] + (ordered[high] - ordered[low]) * (position - low))
+
+
+def median(values: Sequence[float]) -> float | None:
+    """Median, None for no values."""
+    return float(statistics.median(values)) if values else None

@@ -1,0 +1,314 @@
+"""Run instances through the real pipeline, in parallel processes, resumably, one results line per instance.
+
+The worker receives a `Task` built from the problem statement alone: scoring fields stay in the parent
+process, so they cannot reach the investigation. An instance that crashes records its error; the run goes on.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import multiprocessing
+import re
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.evaluation import metrics
+from app.evaluation.data import Instance, RepoTable, report_from_statement
+from app.evaluation.errors import EvalInputError
+from app.evaluation.trees import TreeCache
+
+DEFAULT_INVESTIGATE = "funnel.investigate:investigate_sync"
+"""The real pipeline, as `module:function`."""
+
+RESULTS_FILE = "results.jsonl"
+CRASHED = "crashed"
+"""Termination recorded when the investigation raised instead of returning."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """Everything a worker needs for one instance: the problem statement and where to find the code, no gold."""
+
+    instance_id: str
+    """Instance id (for the record only; never given to the investigation)."""
+    repo: str
+    """`owner/name`, to find the tree (never given to the investigation)."""
+    base_commit: str
+    """Commit to investigate."""
+    git_dir: str
+    """Git directory holding the commit."""
+    problem_statement: str
+    """The issue text."""
+    cache_dir: str
+    """Tree cache directory."""
+    explorer: str = "offline"
+    """Explorer name passed to the pipeline."""
+    investigate: str = DEFAULT_INVESTIGATE
+    """The investigate callable, as `module:function` (importable in a spawned process)."""
+    baseline: bool = True
+    """Also rank files with plain BM25."""
+    trace_dir: str | None = None
+    """Directory for one trace JSONL per instance (`<instance_id>.jsonl`); None keeps no trace."""
+
+
+@dataclass
+class RunOptions:
+    """How a run goes."""
+
+    out_dir: Path
+    """Where results.jsonl, summary.json, summary.md and the plot go."""
+    cache_dir: Path
+    """Tree cache."""
+    explorer: str = "offline"
+    """Explorer name passed to the pipeline."""
+    jobs: int = 1
+    """Instances run at once (separate processes when more than 1)."""
+    investigate: str = DEFAULT_INVESTIGATE
+    """The investigate callable, as `module:function`."""
+    baseline: bool = True
+    """Compute the BM25 baseline ranking alongside."""
+    retry_errors: bool = False
+    """Run again the instances whose earlier record holds an error."""
+    traces: bool = True
+    """Keep each investigation's trace in `out_dir/traces/<instance_id>.jsonl`."""
+    on_record: Callable[[dict[str, Any]], None] | None = field(default=None, repr=False)
+    """Called in the parent after each record is written (progress display)."""
+
+
+def resolve_callable(spec: str) -> Callable[..., Any]:
+    """Import `module:function`; a clear EvalInputError when it is not there (yet)."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise EvalInputError(f"investigate callable {spec!r} must look like module:function")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise EvalInputError(f"cannot import {module_name} for {spec!r}: {exc}") from None
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise EvalInputError(f"{module_name} has no {attr!r} (from {spec!r})") from None
+
+
+def make_task(instance: Instance, table: RepoTable, options: RunOptions) -> Task:
+    """The worker's view of an instance."""
+    return Task(
+        instance_id=instance.instance_id,
+        repo=instance.repo,
+        base_commit=instance.base_commit,
+        git_dir=str(table.git_dir(instance.repo)),
+        problem_statement=instance.problem_statement,
+        cache_dir=str(options.cache_dir),
+        explorer=options.explorer,
+        investigate=options.investigate,
+        baseline=options.baseline,
+        trace_dir=str(options.out_dir / "traces") if options.traces else None,
+    )
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Investigate one instance and return its record; never raises (errors are recorded)."""
+    record = {**_empty_record(task), "termination_detail": "", "baseline_seconds": 0.0, "missing_blobs": []}
+    try:
+        tree = TreeCache(Path(task.cache_dir)).materialize(task.repo, Path(task.git_dir), task.base_commit)
+    except Exception as exc:  # noqa: BLE001 - a bad tree is one instance's problem, not the run's
+        record.update(termination=CRASHED, error=f"tree: {type(exc).__name__}: {exc}")
+        return record
+    record["missing_blobs"] = list(tree.missing)
+    if task.baseline:
+        started = time.perf_counter()
+        try:
+            from app.evaluation.baseline import bm25_rank
+
+            record["baseline_files"] = bm25_rank(tree.path, task.problem_statement, top=50)
+        except Exception as exc:  # noqa: BLE001
+            record["baseline_error"] = f"{type(exc).__name__}: {exc}"
+        record["baseline_seconds"] = round(time.perf_counter() - started, 3)
+    started = time.perf_counter()
+    try:
+        investigate = resolve_callable(task.investigate)
+        extra: dict[str, Any] = {}
+        if task.trace_dir:
+            trace = Path(task.trace_dir) / f"{_safe_name(task.instance_id)}.jsonl"
+            trace.parent.mkdir(parents=True, exist_ok=True)
+            trace.unlink(missing_ok=True)  # a rerun replaces the trace of an earlier attempt
+            extra["trace_path"] = trace
+        result = investigate(report_from_statement(task.problem_statement), tree.path, explorer=task.explorer,
+                             commit=task.base_commit, **extra)
+        record.update(describe_result(result))
+    except Exception as exc:  # noqa: BLE001 - record and go on
+        tail = "".join(traceback.format_exception(exc)[-3:]).strip()
+        record.update(termination=CRASHED, error=f"{type(exc).__name__}: {exc}", traceback=tail[-2000:])
+    record["seconds"] = round(time.perf_counter() - started, 3)
+    return record
+
+
+def _safe_name(instance_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", instance_id)[:200]
+
+
+def check_explorer(explorer: str) -> None:
+    """Refuse an explorer the pipeline cannot build (unknown name, missing piece) before any instance runs."""
+    try:
+        from funnel.errors import UserError
+        from funnel.explorers import resolve_explorer
+    except ImportError:
+        return
+    try:
+        resolve_explorer(explorer)
+    except UserError as exc:
+        raise EvalInputError(f"explorer {explorer!r}: {exc}") from None
+
+
+def describe_result(result: Any) -> dict[str, Any]:
+    """Rankings, line ranges and counters of an InvestigationResult, as JSON-ready fields."""
+    diagnosis = result.diagnosis
+    ranked_functions: list[str] = []
+    line_ranges: dict[str, list[list[int]]] = {}
+    for item in diagnosis.affected_files:
+        path = metrics.normalize_path(item.path)
+        if item.symbol:
+            ranked_functions.append(f"{path}:{item.symbol}")
+        line_ranges.setdefault(path, []).append([item.line_start, item.line_end])
+    stats = diagnosis.stats
+    tool_calls = stats.tool_calls
+    events = list(getattr(result, "events", None) or [])
+    if not tool_calls and events:
+        tool_calls = sum(1 for e in events if getattr(e, "kind", None) == "tool_call")
+    return {
+        "ranked_files": [metrics.normalize_path(p) for p in diagnosis.ranked_files()],
+        "ranked_functions": list(dict.fromkeys(ranked_functions)),
+        "line_ranges": line_ranges,
+        "diagnosis": json.loads(diagnosis.model_dump_json()),
+        "termination": str(diagnosis.termination.reason),
+        "termination_detail": diagnosis.termination.detail,
+        "tool_calls": tool_calls,
+        "input_tokens": stats.input_tokens,
+        "output_tokens": stats.output_tokens,
+        "tokens": stats.input_tokens + stats.output_tokens,
+        "events": len(events),
+    }
+
+
+def score_record(record: dict[str, Any], instance: Instance) -> dict[str, Any]:
+    """Scores of a record against its instance's gold, for the pipeline and for the baseline."""
+    gold = instance.gold
+    ours = metrics.score_instance(
+        record.get("ranked_files") or [],
+        gold.files,
+        ranked_entities=record.get("ranked_functions") or [],
+        gold_functions=gold.functions,
+        cited_ranges=record.get("line_ranges") or {},
+        gold_ranges=gold.line_ranges,
+    )
+    base = metrics.score_instance(record.get("baseline_files") or [], gold.files)
+    return {"ours": ours.as_dict(), "baseline": base.as_dict()}
+
+
+def read_results(path: Path) -> dict[str, dict[str, Any]]:
+    """Records already written, by instance id; a torn last line (killed mid-write) is cut off."""
+    records: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return records
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        cut = data.rfind(b"\n") + 1
+        with path.open("r+b") as handle:
+            handle.truncate(cut)
+        data = data[:cut]
+    for lineno, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            raise EvalInputError(f"{path}:{lineno}: not valid JSON; move the file away to start over") from None
+        if isinstance(record, dict) and "instance_id" in record:
+            records[record["instance_id"]] = record
+    return records
+
+
+def pending(instances: list[Instance], done: dict[str, dict[str, Any]], retry_errors: bool) -> list[Instance]:
+    """The instances without a record (or, with `retry_errors`, whose record holds an error)."""
+    todo = []
+    for inst in instances:
+        old = done.get(inst.instance_id)
+        if old is None or (retry_errors and old.get("error")):
+            todo.append(inst)
+    return todo
+
+
+def validate(instances: list[Instance], table: RepoTable, options: RunOptions) -> None:
+    """Fail early and clearly, before any work: bad options, unknown repositories, an unusable pipeline."""
+    if options.jobs < 1:
+        raise EvalInputError("--jobs must be 1 or more")
+    table.check(instances)
+    resolve_callable(options.investigate)
+    if options.investigate == DEFAULT_INVESTIGATE:
+        check_explorer(options.explorer)
+
+
+def run(instances: list[Instance], table: RepoTable, options: RunOptions) -> dict[str, dict[str, Any]]:
+    """Run every instance not yet in results.jsonl; return the records of all `instances` (old and new)."""
+    validate(instances, table, options)
+    options.out_dir.mkdir(parents=True, exist_ok=True)
+    results_path = options.out_dir / RESULTS_FILE
+    done = read_results(results_path)
+    todo = pending(instances, done, options.retry_errors)
+    by_id = {inst.instance_id: inst for inst in instances}
+    tasks = [make_task(inst, table, options) for inst in todo]
+    with results_path.open("a", encoding="utf-8") as out:
+        for record in _execute(tasks, options.jobs):
+            record["scores"] = score_record(record, by_id[record["instance_id"]])
+            out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+            out.flush()
+            done[record["instance_id"]] = record
+            if options.on_record:
+                options.on_record(record)
+    return {inst.instance_id: done[inst.instance_id] for inst in instances if inst.instance_id in done}
+
+
+def _execute(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
+    if not tasks:
+        return
+    if jobs == 1:
+        for task in tasks:
+            yield run_task(task)
+        return
+    context = multiprocessing.get_context("spawn")
+    queue = list(reversed(tasks))
+    while queue:
+        # A worker killed outright (out of memory, signal) breaks the pool: its instances are recorded as
+        # crashed and a fresh pool takes the rest.
+        with ProcessPoolExecutor(max_workers=min(jobs, len(queue)), mp_context=context) as pool:
+            running: dict[Future[dict[str, Any]], Task] = {}
+            broken = False
+            while (queue and not broken) or running:
+                while queue and not broken and len(running) < jobs:
+                    task = queue.pop()
+                    running[pool.submit(run_task, task)] = task
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    task = running.pop(future)
+                    try:
+                        yield future.result()
+                    except Exception as exc:  # noqa: BLE001
+                        broken = broken or isinstance(exc, BrokenProcessPool)
+                        yield {**_empty_record(task), "termination": CRASHED,
+                               "error": f"worker: {type(exc).__name__}: {exc}"}
+
+
+def _empty_record(task: Task) -> dict[str, Any]:
+    return {
+        "instance_id": task.instance_id, "repo": task.repo, "base_commit": task.base_commit,
+        "explorer": task.explorer, "ranked_files": [], "ranked_functions": [], "line_ranges": {},
+        "baseline_files": [], "diagnosis": None, "termination": None, "tool_calls": 0, "input_tokens": 0,
+        "output_tokens": 0, "tokens": 0, "seconds": 0.0, "error": None,
+    }

@@ -1,0 +1,200 @@
+"""The repository registry at work: clone/fetch git URLs into the cache, resolve the ref a report names, and
+materialize a per-commit read-only tree with `git archive` (no worktrees, nothing ever written to the repo)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.config import Settings
+from app.views import RepoView
+
+_GIT_TIMEOUT_S = 600.0
+_locks: dict[str, asyncio.Lock] = {}
+
+
+class RepositoryError(Exception):
+    """The repository cannot be read (clone/fetch failed, path gone): the operator's to fix, not the reporter's."""
+
+
+@dataclass(frozen=True)
+class PreparedTree:
+    """A tree ready to investigate."""
+
+    root: Path
+    """Read-only directory with the files of `commit` (or the local path itself when it is not a git repo)."""
+    commit: str | None
+    """Commit investigated (None for a plain directory)."""
+    note: str = ""
+    """What happened while resolving (e.g. the named ref was not found and the default head was used)."""
+
+
+def is_git_url(location: str) -> bool:
+    """Whether a registry location is a git URL (rather than a local path)."""
+    return "://" in location or bool(re.match(r"^[\w.-]+@[\w.-]+:", location))
+
+
+def _git(args: list[str], *, git_dir: Path | None = None, cwd: Path | None = None) -> str:
+    cmd = ["git"] + ([f"--git-dir={git_dir}"] if git_dir else []) + args
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=_GIT_TIMEOUT_S, env=env)
+    if proc.returncode != 0:
+        raise RepositoryError(f"git {' '.join(args[:2])} failed: {proc.stderr.strip()[:500]}")
+    return proc.stdout.strip()
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "__", name)
+
+
+def git_dir_of(path: Path) -> Path | None:
+    """The git directory of a local checkout or bare repository, or None when `path` is not one."""
+    try:
+        out = _git(["rev-parse", "--absolute-git-dir"], cwd=path)
+    except (RepositoryError, OSError, subprocess.TimeoutExpired):
+        return None
+    return Path(out)
+
+
+def _resolve(git_dir: Path, ref: str | None, default_ref: str | None) -> tuple[str, str]:
+    notes = []
+    if ref:
+        for candidate in (ref, f"v{ref}", f"origin/{ref}", f"refs/tags/{ref}"):
+            try:
+                return _git(["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], git_dir=git_dir), ""
+            except RepositoryError:
+                continue
+        notes.append(f"ref {ref!r} not found; investigated the default branch head instead")
+    head = default_ref or "HEAD"
+    try:
+        commit = _git(["rev-parse", "--verify", f"{head}^{{commit}}"], git_dir=git_dir)
+    except RepositoryError as exc:
+        raise RepositoryError(f"cannot resolve {head!r}: the repository has no commits?") from exc
+    return commit, "; ".join(notes)
+
+
+def _archive(git_dir: Path, commit: str, dest: Path) -> None:
+    if dest.is_dir():
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}-", dir=dest.parent))
+    try:
+        proc = subprocess.Popen(
+            ["git", f"--git-dir={git_dir}", "archive", "--format=tar", commit],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
+            tar.extractall(tmp, filter=_data_or_skip)
+        if proc.wait(timeout=_GIT_TIMEOUT_S) != 0:
+            raise RepositoryError(f"git archive {commit} failed: {proc.stderr.read().decode()[:500] if proc.stderr else ''}")
+        _make_read_only(tmp)
+        try:
+            tmp.rename(dest)
+        except OSError:
+            if not dest.is_dir():
+                raise
+    finally:
+        if tmp.exists():
+            _make_writable(tmp)
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _data_or_skip(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    # A link pointing outside the tree (or any other unsafe member) is left out rather than failing the tree.
+    try:
+        return tarfile.data_filter(member, dest)
+    except tarfile.FilterError:
+        return None
+
+
+def _make_read_only(root: Path) -> None:
+    for dirpath, dirnames, filenames in os.walk(root):
+        for f in filenames:
+            p = os.path.join(dirpath, f)
+            if not os.path.islink(p):
+                os.chmod(p, 0o444)
+    for dirpath, dirnames, _ in os.walk(root, topdown=False):
+        for d in dirnames:
+            p = os.path.join(dirpath, d)
+            if not os.path.islink(p):
+                os.chmod(p, 0o555)
+    os.chmod(root, 0o555)
+
+
+def _make_writable(root: Path) -> None:
+    for dirpath, dirnames, _ in os.walk(root):
+        os.chmod(dirpath, 0o755)
+
+
+def _ensure_clone(settings: Settings, repo: RepoView) -> Path:
+    git_dir = settings.repos_dir / f"{_safe(repo.name)}.git"
+    if not (git_dir / "HEAD").exists():
+        git_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=git_dir.parent))
+        try:
+            _git(["clone", "--bare", "--quiet", repo.location, str(tmp / "repo.git")])
+            (tmp / "repo.git").rename(git_dir)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        _git(
+            ["fetch", "--quiet", "--prune", "--tags", repo.location, "+refs/heads/*:refs/heads/*"],
+            git_dir=git_dir,
+        )
+    return git_dir
+
+
+def prepare_tree_sync(settings: Settings, repo: RepoView, ref: str | None) -> PreparedTree:
+    """Fetch (git URLs), resolve `ref` (or the default head) and materialize its read-only tree (blocking)."""
+    if is_git_url(repo.location):
+        git_dir = _ensure_clone(settings, repo)
+    else:
+        path = Path(repo.location)
+        if not path.is_dir():
+            raise RepositoryError(f"repository {repo.name!r}: path {path} does not exist")
+        git_dir = git_dir_of(path)
+        if git_dir is None:
+            return PreparedTree(root=path, commit=None, note="not a git repository: investigated the directory as is")
+    commit, note = _resolve(git_dir, ref, repo.default_ref)
+    dest = settings.trees_dir / _safe(repo.name) / commit
+    _archive(git_dir, commit, dest)
+    return PreparedTree(root=dest, commit=commit, note=note)
+
+
+async def prepare_tree(settings: Settings, repo: RepoView, ref: str | None) -> PreparedTree:
+    """`prepare_tree_sync` in a thread, one at a time per repository in this process."""
+    lock = _locks.setdefault(repo.name, asyncio.Lock())
+    async with lock:
+        return await asyncio.to_thread(prepare_tree_sync, settings, repo, ref)
+
+
+def checkout_root() -> Path:
+    """The source checkout the service runs from."""
+    return Path(__file__).resolve().parents[1]
+
+
+def name_from_remote(path: Path, default: str = "bugsleuth/bugsleuth") -> str:
+    """`owner/name` from the `origin` remote of a checkout, else `default`."""
+    try:
+        url = _git(["config", "--get", "remote.origin.url"], cwd=path)
+    except (RepositoryError, OSError, subprocess.TimeoutExpired):
+        return default
+    match = re.search(r"[/:]([^/:]+)/([^/]+?)(?:\.git)?/?$", url)
+    return f"{match.group(1)}/{match.group(2)}" if match else default
+
+
+def name_for_location(location: str) -> str:
+    """A registry name guessed from a URL or path (`owner/name`), used when the operator gives none."""
+    match = re.search(r"[/:]([^/:]+)/([^/]+?)(?:\.git)?/?$", location.rstrip("/"))
+    if match:
+        return f"{match.group(1)}/{match.group(2)}"
+    return Path(location).name

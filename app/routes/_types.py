@@ -1,0 +1,27 @@
+"""Input types shared by the routers: text that every database can store."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Path
+from pydantic import AfterValidator, StringConstraints
+
+
+def _storable(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("must be valid UTF-8 text (no lone surrogates)") from exc
+    return value
+
+
+Text = Annotated[str, AfterValidator(_storable)]
+"""Free text storable in SQLite and PostgreSQL."""
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True), AfterValidator(_storable)]
+"""A short identifier such as a repository name."""
+MAX_ID = 2**63 - 1
+InvestigationId = Annotated[int, Path(ge=1, le=MAX_ID, description="Investigation id")]
+"""Path parameter of one investigation."""

@@ -1,0 +1,35 @@
+"""What one process of the service holds: settings, database, metrics, job backend, and the investigate call."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from app.config import Settings
+from app.db import Database
+from app.observability import Metrics
+
+if TYPE_CHECKING:
+    from app.jobs import JobBackend
+
+InvestigateFn = Callable[..., Awaitable[Any]]
+"""Same signature as `funnel.investigate.investigate`; replaced in tests by a stub."""
+
+
+@dataclass
+class Runtime:
+    """The live objects of one process (API server or worker)."""
+
+    settings: Settings
+    """Settings in force."""
+    db: Database
+    """Database."""
+    metrics: Metrics = field(default_factory=Metrics)
+    """Prometheus metrics."""
+    jobs: JobBackend | None = None
+    """Job backend (None until started)."""
+    investigate_fn: InvestigateFn | None = None
+    """The investigation entry point; None means `funnel.investigate.investigate`."""
+    worker_name: str = "api"
+    """Name of this process in `investigations.worker`."""

@@ -1,0 +1,228 @@
+"""What the routes do: intake (classify, store, enqueue in one transaction), reruns, cancellation, feedback,
+repository registration, and webhook deliveries. Route handlers only translate HTTP to these calls."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from app import store
+from app.repos import is_git_url
+from app.runtime import Runtime
+from app.views import Accepted, FeedbackView, RepoView, links
+from schemas import BugReport, Classification, ClassificationResult, Feedback, Source, Status
+
+log = logging.getLogger("bugsleuth.intake")
+
+
+class UnknownRepositoryError(Exception):
+    """The report names a repository that is not registered: the caller's mistake."""
+
+    def __init__(self, name: str | None) -> None:
+        super().__init__(
+            f"repository {name!r} is not registered; GET /api/repos lists the registered ones, "
+            "POST /api/repos registers one"
+        )
+        self.name = name
+
+
+class NotFoundError(Exception):
+    """No such investigation."""
+
+
+class InvalidRepositoryError(Exception):
+    """A repository location that cannot be registered (missing path, unsupported URL)."""
+
+
+def classify_report(report: BugReport) -> ClassificationResult:
+    """The offline heuristic classifier (`app.classify.classify`)."""
+    try:
+        from app.classify import classify
+    except ImportError:  # the classifier module is optional in stripped-down deployments
+        return ClassificationResult(label=Classification.bug, confidence=0.0, reason="classifier unavailable")
+    return classify(report)
+
+
+async def submit_report(runtime: Runtime, report: BugReport) -> Accepted:
+    """Classify, store and enqueue a report; committed before returning (nothing is lost after 202).
+
+    Raises UnknownRepositoryError when the repository is not registered."""
+    classification = classify_report(report)
+    investigate = classification.label in runtime.settings.investigate_classes
+    jobs = runtime.jobs
+    async with runtime.db.session() as s:
+        if report.repo is None or await store.get_repository(s, report.repo) is None:
+            raise UnknownRepositoryError(report.repo)
+        inv_id, report_id = await store.create_investigation(
+            s, report, classification, investigate=investigate, explorer=runtime.settings.explorer
+        )
+        if investigate and jobs is not None:
+            await jobs.enqueue(s, inv_id, report.repo)
+    if investigate and jobs is not None:
+        jobs.committed()
+    runtime.metrics.reports.labels(report.source.value, classification.label.value).inc()
+    log.info(
+        "report accepted",
+        extra={"investigation_id": inv_id, "repo": report.repo, "classification": classification.label.value},
+    )
+    return Accepted(
+        id=inv_id,
+        report_id=report_id,
+        status=Status.queued if investigate else Status.skipped,
+        classification=classification.label,
+        urls=links(inv_id),
+    )
+
+
+async def rerun(runtime: Runtime, investigation_id: int, extra_context: str | None) -> Accepted:
+    """Queue a new investigation of the same report, with optional extra context from a person."""
+    jobs = runtime.jobs
+    async with runtime.db.session() as s:
+        new_id = await store.create_rerun(
+            s, investigation_id, extra_context=extra_context, explorer=runtime.settings.explorer
+        )
+        if new_id is None:
+            raise NotFoundError(investigation_id)
+        detail = await store.get_investigation(s, new_id)
+        assert detail is not None
+        if jobs is not None:
+            await jobs.enqueue(s, new_id, detail.repo)
+    if jobs is not None:
+        jobs.committed()
+    return Accepted(
+        id=new_id,
+        report_id=detail.report_id,
+        status=Status.queued,
+        classification=detail.classification,
+        urls=links(new_id),
+    )
+
+
+async def cancel(runtime: Runtime, investigation_id: int) -> Status:
+    """Ask an investigation to stop (a running one stops within a second); returns its status now."""
+    async with runtime.db.session() as s:
+        outcome = await store.request_cancel(s, investigation_id)
+    if outcome is None:
+        raise NotFoundError(investigation_id)
+    status, job_id = outcome
+    if runtime.jobs is not None and status in (Status.running, Status.cancelled):
+        await runtime.jobs.cancel(investigation_id, job_id)
+    return status
+
+
+async def status_of(runtime: Runtime, investigation_id: int) -> Status | None:
+    """The status of an investigation (None when unknown), in a short transaction of its own."""
+    async with runtime.db.session() as s:
+        return await store.get_status(s, investigation_id)
+
+
+async def give_feedback(runtime: Runtime, investigation_id: int, verdict: Feedback, note: str) -> FeedbackView:
+    """Record a verdict; it becomes memory for later runs on the same repository."""
+    async with runtime.db.session() as s:
+        view = await store.add_feedback(s, investigation_id, verdict, note)
+    if view is None:
+        raise NotFoundError(investigation_id)
+    return view
+
+
+async def register_repository(
+    runtime: Runtime, name: str, location: str, *, default_ref: str | None = None, replace: bool = False
+) -> RepoView:
+    """Add a repository to the registry (a local directory, or a git URL cloned on first use)."""
+    from pathlib import Path
+
+    if not is_git_url(location):
+        try:
+            path = Path(location).expanduser()
+            ok = path.is_absolute() and path.is_dir()
+        except (OSError, ValueError, RuntimeError):
+            ok = False
+        if not ok:
+            raise InvalidRepositoryError(
+                f"{location[:200]!r} is neither an absolute path of a directory on this machine nor a git URL"
+            )
+        location = str(path.resolve())
+    elif not location.startswith(("https://", "http://", "ssh://", "git://", "file://", "git@")):
+        raise InvalidRepositoryError(f"unsupported git URL {location!r}: use https://, ssh://, git@ or file://")
+    async with runtime.db.session() as s:
+        return await store.add_repository(s, name, location, default_ref=default_ref, replace=replace)
+
+
+@dataclass
+class WebhookAnswer:
+    """What the webhook route answers."""
+
+    status_code: int
+    """HTTP status."""
+    body: dict[str, Any]
+    """JSON body."""
+
+
+async def handle_webhook(
+    runtime: Runtime, provider: Source, headers: dict[str, str], body: bytes, query: dict[str, str] | None = None
+) -> WebhookAnswer:
+    """Verify, deduplicate, record and (for bug reports on registered repositories) accept a delivery."""
+    from app.webhooks import parse_delivery
+
+    outcome = parse_delivery(provider.value, headers, body, runtime.settings.webhook_secret(provider.value), query=query)
+    kind = str(getattr(outcome, "kind", None) or getattr(outcome, "outcome", "invalid"))
+    kind = getattr(kind, "value", kind)
+    delivery_id = getattr(outcome, "delivery_id", None)
+    reason = str(getattr(outcome, "reason", "") or "")
+    report: BugReport | None = getattr(outcome, "report", None)
+
+    def count(result: str) -> None:
+        runtime.metrics.deliveries.labels(provider.value, result).inc()
+
+    if kind in ("unauthorized", "invalid"):
+        async with runtime.db.session() as s:
+            await store.record_delivery(
+                s, provider, delivery_id=delivery_id, outcome=kind, reason=reason, authenticated=False
+            )
+        count(kind)
+        code = 401 if kind == "unauthorized" else 400
+        return WebhookAnswer(code, {"outcome": kind, "detail": reason or kind})
+
+    jobs = runtime.jobs
+    async with runtime.db.session() as s:
+        if delivery_id and await store.find_delivery(s, provider, delivery_id) is not None:
+            count("duplicate")
+            return WebhookAnswer(200, {"outcome": "duplicate", "delivery_id": delivery_id})
+        if kind == "accepted" and report is not None:
+            if report.repo is None or await store.get_repository(s, report.repo) is None:
+                kind, reason = "ignored", f"repository {report.repo!r} is not registered"
+        try:
+            row_id = await store.record_delivery(
+                s, provider, delivery_id=delivery_id, outcome=kind, reason=reason, authenticated=True
+            )
+        except store.DuplicateError:
+            count("duplicate")
+            return WebhookAnswer(200, {"outcome": "duplicate", "delivery_id": delivery_id})
+        if kind != "accepted" or report is None:
+            answer = WebhookAnswer(202, {"outcome": "ignored", "reason": reason, "delivery_id": delivery_id})
+        else:
+            classification = classify_report(report)
+            investigate = classification.label in runtime.settings.investigate_classes
+            inv_id, _ = await store.create_investigation(
+                s, report, classification, investigate=investigate, explorer=runtime.settings.explorer
+            )
+            await store.set_delivery_investigation(s, row_id, inv_id)
+            if investigate and jobs is not None:
+                await jobs.enqueue(s, inv_id, report.repo)
+            answer = WebhookAnswer(
+                202,
+                {
+                    "outcome": "accepted",
+                    "delivery_id": delivery_id,
+                    "id": inv_id,
+                    "status": (Status.queued if investigate else Status.skipped).value,
+                    "classification": classification.label.value,
+                    "urls": links(inv_id).model_dump(),
+                },
+            )
+    if answer.body["outcome"] == "accepted" and jobs is not None:
+        jobs.committed()
+    count(answer.body["outcome"])
+    return answer
+

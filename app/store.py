@@ -1,0 +1,590 @@
+"""All data access of the service. Every function takes an `AsyncSession` already in a transaction
+(`async with db.session() as s:`) and returns read models from `app.views`, never ORM rows that outlive it.
+
+Callers: the routes, the job runners, the webhook intake and the dashboard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.models import FeedbackRow, Investigation, Report, Repository, TraceEventRow, WebhookDelivery, utcnow
+from app.views import (
+    Counts,
+    DeliveryView,
+    FeedbackView,
+    InvestigationDetail,
+    InvestigationStats,
+    InvestigationSummary,
+    Page,
+    RepoView,
+    TraceEventView,
+    links,
+)
+from schemas import BugReport, Classification, ClassificationResult, Diagnosis, Feedback, Source, Status
+
+FINISHED = (Status.done, Status.failed, Status.cancelled, Status.skipped)
+"""Statuses an investigation never leaves (except through a rerun, which is a new investigation)."""
+
+
+class DuplicateError(Exception):
+    """The row already exists (a repository name, a webhook delivery id): the caller's redelivery, not a fault."""
+
+
+# --- repositories -------------------------------------------------------------------------------------------
+
+
+def _repo_view(row: Repository) -> RepoView:
+    kind = "git" if "://" in row.location or row.location.startswith("git@") else "path"
+    return RepoView(
+        name=row.name, location=row.location, kind=kind, default_ref=row.default_ref, created_at=row.created_at
+    )
+
+
+async def add_repository(
+    session: AsyncSession, name: str, location: str, *, default_ref: str | None = None, replace: bool = False
+) -> RepoView:
+    """Register a repository; raises DuplicateError when the name is taken (unless `replace`)."""
+    existing = await session.scalar(select(Repository).where(Repository.name == name))
+    if existing is not None:
+        if not replace:
+            raise DuplicateError(f"repository {name!r} is already registered")
+        existing.location, existing.default_ref = location, default_ref
+        await session.flush()
+        return _repo_view(existing)
+    row = Repository(name=name, location=location, default_ref=default_ref)
+    session.add(row)
+    try:
+        async with session.begin_nested():
+            await session.flush()
+    except IntegrityError as exc:
+        raise DuplicateError(f"repository {name!r} is already registered") from exc
+    return _repo_view(row)
+
+
+async def get_repository(session: AsyncSession, name: str) -> RepoView | None:
+    """One registered repository by name, or None."""
+    row = await session.scalar(select(Repository).where(Repository.name == name))
+    return _repo_view(row) if row else None
+
+
+async def list_repositories(session: AsyncSession) -> list[RepoView]:
+    """Every registered repository, by name."""
+    rows = await session.scalars(select(Repository).order_by(Repository.name))
+    return [_repo_view(r) for r in rows]
+
+
+# --- intake -------------------------------------------------------------------------------------------------
+
+
+async def create_investigation(
+    session: AsyncSession,
+    report: BugReport,
+    classification: ClassificationResult,
+    *,
+    investigate: bool,
+    explorer: str,
+) -> tuple[int, int]:
+    """Store a report and its investigation (`queued` when `investigate`, else `skipped`); returns
+    (investigation id, report id). Flushed, not committed: the caller's transaction decides."""
+    row = Report(
+        source=report.source,
+        repo=report.repo,
+        title=report.title,
+        body=report.body,
+        ref=report.ref,
+        labels=list(report.labels),
+        reporter=report.reporter,
+        url=report.url,
+        external_id=report.external_id,
+    )
+    session.add(row)
+    await session.flush()
+    inv = Investigation(
+        report_id=row.id,
+        repo=report.repo,
+        status=Status.queued if investigate else Status.skipped,
+        classification=classification.label,
+        classification_confidence=classification.confidence,
+        classification_reason=classification.reason,
+        explorer=explorer,
+        finished_at=None if investigate else utcnow(),
+    )
+    session.add(inv)
+    await session.flush()
+    return inv.id, row.id
+
+
+async def create_rerun(
+    session: AsyncSession, investigation_id: int, *, extra_context: str | None, explorer: str
+) -> int | None:
+    """A new queued investigation of the same report (with optional extra context); None if unknown id."""
+    old = await session.get(Investigation, investigation_id)
+    if old is None:
+        return None
+    inv = Investigation(
+        report_id=old.report_id,
+        repo=old.repo,
+        status=Status.queued,
+        classification=old.classification,
+        classification_confidence=old.classification_confidence,
+        classification_reason=old.classification_reason,
+        explorer=explorer,
+        extra_context=extra_context,
+        rerun_of=old.id,
+    )
+    session.add(inv)
+    await session.flush()
+    return inv.id
+
+
+# --- reading investigations ----------------------------------------------------------------------------------
+
+
+def _diagnosis(data: dict[str, Any] | None) -> Diagnosis | None:
+    if not data:
+        return None
+    try:
+        return Diagnosis.model_validate(data)
+    except ValidationError:
+        return None
+
+
+def _prime_suspect(data: dict[str, Any] | None) -> str | None:
+    files = (data or {}).get("affected_files") or []
+    if not files:
+        return None
+    first = files[0]
+    return f"{first.get('path')}:{first.get('line_start')}"
+
+
+def _summary_fields(inv: Investigation, rep: Report) -> dict[str, Any]:
+    return dict(
+        id=inv.id,
+        report_id=inv.report_id,
+        repo=inv.repo,
+        title=rep.title,
+        source=rep.source,
+        status=inv.status,
+        classification=inv.classification,
+        termination=inv.termination,
+        confidence=(inv.diagnosis or {}).get("confidence") if inv.diagnosis else None,
+        prime_suspect=_prime_suspect(inv.diagnosis),
+        tool_calls=inv.tool_calls,
+        duration_s=inv.duration_s,
+        runs=inv.runs,
+        rerun_of=inv.rerun_of,
+        created_at=inv.created_at,
+        started_at=inv.started_at,
+        finished_at=inv.finished_at,
+    )
+
+
+def _report_model(rep: Report) -> BugReport:
+    return BugReport(
+        title=rep.title,
+        body=rep.body,
+        source=rep.source,
+        repo=rep.repo,
+        ref=rep.ref,
+        labels=list(rep.labels or []),
+        reporter=rep.reporter,
+        url=rep.url,
+        external_id=rep.external_id,
+    )
+
+
+async def list_investigations(
+    session: AsyncSession,
+    *,
+    repo: str | None = None,
+    status: Status | None = None,
+    classification: Classification | None = None,
+    search: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> Page[InvestigationSummary]:
+    """Investigations newest first, filtered by repository, status, classification and title text."""
+    where = []
+    if repo:
+        where.append(Investigation.repo == repo)
+    if status:
+        where.append(Investigation.status == status)
+    if classification:
+        where.append(Investigation.classification == classification)
+    if search:
+        where.append(Report.title.ilike(f"%{search}%"))
+    base = select(Investigation, Report).join(Report, Report.id == Investigation.report_id).where(*where)
+    total = await session.scalar(select(func.count()).select_from(base.subquery())) or 0
+    rows = await session.execute(base.order_by(Investigation.id.desc()).limit(limit).offset(offset))
+    items = [InvestigationSummary(**_summary_fields(inv, rep)) for inv, rep in rows]
+    return Page[InvestigationSummary](items=items, total=total, limit=limit, offset=offset)
+
+
+async def get_investigation(session: AsyncSession, investigation_id: int) -> InvestigationDetail | None:
+    """Everything about one investigation (report, diagnosis, stats, feedback), or None."""
+    row = (
+        await session.execute(
+            select(Investigation, Report)
+            .join(Report, Report.id == Investigation.report_id)
+            .where(Investigation.id == investigation_id)
+        )
+    ).first()
+    if row is None:
+        return None
+    inv, rep = row
+    n_events = await session.scalar(
+        select(func.count()).select_from(TraceEventRow).where(TraceEventRow.investigation_id == inv.id)
+    )
+    feedback = await session.scalars(
+        select(FeedbackRow).where(FeedbackRow.investigation_id == inv.id).order_by(FeedbackRow.id)
+    )
+    return InvestigationDetail(
+        **_summary_fields(inv, rep),
+        report=_report_model(rep),
+        classification_confidence=inv.classification_confidence,
+        classification_reason=inv.classification_reason,
+        explorer=inv.explorer,
+        extra_context=inv.extra_context,
+        commit=inv.commit,
+        diagnosis=_diagnosis(inv.diagnosis),
+        report_markdown=inv.report_markdown,
+        error=inv.error,
+        cancel_requested=inv.cancel_requested,
+        stats=InvestigationStats(
+            tool_calls=inv.tool_calls,
+            input_tokens=inv.input_tokens,
+            output_tokens=inv.output_tokens,
+            duration_s=inv.duration_s,
+            runs=inv.runs,
+            trace_events=n_events or 0,
+        ),
+        feedback=[_feedback_view(f) for f in feedback],
+        urls=links(inv.id),
+    )
+
+
+async def get_status(session: AsyncSession, investigation_id: int) -> Status | None:
+    """The status of one investigation, or None when it does not exist."""
+    return await session.scalar(select(Investigation.status).where(Investigation.id == investigation_id))
+
+
+async def count_investigations(session: AsyncSession) -> Counts:
+    """Investigations per status, per classification and per both."""
+    rows = await session.execute(
+        select(Investigation.status, Investigation.classification, func.count()).group_by(
+            Investigation.status, Investigation.classification
+        )
+    )
+    by_status: dict[str, int] = {s.value: 0 for s in Status}
+    by_class: dict[str, int] = {c.value: 0 for c in Classification}
+    both: dict[tuple[str, str], int] = {}
+    for status, classification, n in rows:
+        by_status[str(status)] = by_status.get(str(status), 0) + n
+        by_class[str(classification)] = by_class.get(str(classification), 0) + n
+        both[(str(status), str(classification))] = n
+    return Counts(by_status=by_status, by_classification=by_class, by_status_classification=both)
+
+
+async def run_totals(session: AsyncSession) -> dict[str, float]:
+    """Tool calls and tokens summed over every investigation (`tool_calls`, `input_tokens`, `output_tokens`)."""
+    row = (
+        await session.execute(
+            select(
+                func.coalesce(func.sum(Investigation.tool_calls), 0),
+                func.coalesce(func.sum(Investigation.input_tokens), 0),
+                func.coalesce(func.sum(Investigation.output_tokens), 0),
+            )
+        )
+    ).one()
+    return {"tool_calls": float(row[0]), "input_tokens": float(row[1]), "output_tokens": float(row[2])}
+
+
+# --- trace events ---------------------------------------------------------------------------------------------
+
+
+async def append_trace_events(
+    session: AsyncSession, investigation_id: int, run: int, events: Iterable[dict[str, Any]]
+) -> None:
+    """Persist trace events (JSON dicts with a `kind`) of one run, in order."""
+    session.add_all(
+        TraceEventRow(investigation_id=investigation_id, run=run, kind=str(e.get("kind", "event")), data=e)
+        for e in events
+    )
+    await session.flush()
+
+
+async def trace_events(
+    session: AsyncSession, investigation_id: int, *, after: int = 0, limit: int = 5000
+) -> list[TraceEventView]:
+    """Trace events of one investigation with id > `after`, oldest first (streams poll with `after`)."""
+    rows = await session.scalars(
+        select(TraceEventRow)
+        .where(TraceEventRow.investigation_id == investigation_id, TraceEventRow.id > after)
+        .order_by(TraceEventRow.id)
+        .limit(limit)
+    )
+    return [TraceEventView(id=r.id, run=r.run, kind=r.kind, data=r.data) for r in rows]
+
+
+# --- feedback and memory -------------------------------------------------------------------------------------
+
+
+def _feedback_view(row: FeedbackRow) -> FeedbackView:
+    return FeedbackView(
+        id=row.id,
+        investigation_id=row.investigation_id,
+        repo=row.repo,
+        verdict=row.verdict,
+        note=row.note,
+        created_at=row.created_at,
+    )
+
+
+async def add_feedback(
+    session: AsyncSession, investigation_id: int, verdict: Feedback, note: str = ""
+) -> FeedbackView | None:
+    """Record a verdict on an investigation (None when it does not exist)."""
+    inv = await session.get(Investigation, investigation_id)
+    if inv is None:
+        return None
+    row = FeedbackRow(investigation_id=inv.id, repo=inv.repo, verdict=verdict, note=note)
+    session.add(row)
+    await session.flush()
+    return _feedback_view(row)
+
+
+async def repo_memory(session: AsyncSession, repo: str | None, *, limit: int = 20) -> str | None:
+    """Past verdicts on a repository's diagnoses, as notes for the next run (None when there are none)."""
+    if not repo:
+        return None
+    rows = await session.execute(
+        select(FeedbackRow, Investigation, Report)
+        .join(Investigation, Investigation.id == FeedbackRow.investigation_id)
+        .join(Report, Report.id == Investigation.report_id)
+        .where(FeedbackRow.repo == repo)
+        .order_by(FeedbackRow.id.desc())
+        .limit(limit)
+    )
+    lines = []
+    for fb, inv, rep in rows:
+        suspect = _prime_suspect(inv.diagnosis) or "no suspect"
+        note = f": {fb.note}" if fb.note else ""
+        lines.append(f"- report {rep.title!r}: diagnosis naming {suspect} was judged {fb.verdict.value}{note}")
+    if not lines:
+        return None
+    return "Feedback from maintainers on earlier diagnoses of this repository:\n" + "\n".join(reversed(lines))
+
+
+# --- job lifecycle --------------------------------------------------------------------------------------------
+
+
+async def claim(session: AsyncSession, investigation_id: int, *, worker: str) -> bool:
+    """Mark one investigation running (from queued, or from running when its previous worker died);
+    False when it is finished, cancelled or unknown."""
+    result = await session.execute(
+        update(Investigation)
+        .where(Investigation.id == investigation_id, Investigation.status.in_([Status.queued, Status.running]))
+        .values(status=Status.running, worker=worker, started_at=utcnow(), runs=Investigation.runs + 1)
+    )
+    return result.rowcount == 1
+
+
+async def claim_next(
+    session: AsyncSession, *, worker: str, busy_repos: dict[str | None, int], per_repo: int, skip: Sequence[int] = ()
+) -> tuple[int, str | None] | None:
+    """Claim the oldest queued investigation whose repository has fewer than `per_repo` running here;
+    returns (id, repository) or None."""
+    full = [r for r, n in busy_repos.items() if n >= per_repo and r is not None]
+    query = (
+        select(Investigation.id, Investigation.repo)
+        .where(Investigation.status == Status.queued)
+        .order_by(Investigation.id)
+    )
+    if full:
+        query = query.where(Investigation.repo.not_in(full))
+    if skip:
+        query = query.where(Investigation.id.not_in(list(skip)))
+    for candidate, repo in (await session.execute(query.limit(20))).all():
+        if await claim(session, candidate, worker=worker):
+            return candidate, repo
+    return None
+
+
+async def run_number(session: AsyncSession, investigation_id: int) -> int:
+    """How many times a worker started this investigation."""
+    return await session.scalar(select(Investigation.runs).where(Investigation.id == investigation_id)) or 0
+
+
+async def finish(
+    session: AsyncSession,
+    investigation_id: int,
+    *,
+    status: Status,
+    diagnosis: dict[str, Any] | None = None,
+    report_markdown: str | None = None,
+    error: str | None = None,
+) -> None:
+    """Store the outcome of a run and its counters (denormalized from the diagnosis stats)."""
+    values: dict[str, Any] = dict(
+        status=status, diagnosis=diagnosis, report_markdown=report_markdown, error=error, finished_at=utcnow()
+    )
+    if diagnosis:
+        stats = diagnosis.get("stats") or {}
+        values.update(
+            termination=(diagnosis.get("termination") or {}).get("reason"),
+            commit=stats.get("commit"),
+            tool_calls=stats.get("tool_calls", 0),
+            input_tokens=stats.get("input_tokens", 0),
+            output_tokens=stats.get("output_tokens", 0),
+            duration_s=stats.get("duration_s"),
+        )
+    elif status == Status.cancelled:
+        values["termination"] = "cancelled"
+    elif status == Status.failed:
+        values["termination"] = "error"
+    await session.execute(update(Investigation).where(Investigation.id == investigation_id).values(**values))
+
+
+async def request_cancel(session: AsyncSession, investigation_id: int) -> tuple[Status, int | None] | None:
+    """Flag an investigation for cancellation; a queued one is cancelled at once. Returns (status now,
+    procrastinate job id) or None when unknown."""
+    inv = await session.get(Investigation, investigation_id)
+    if inv is None:
+        return None
+    if inv.status in FINISHED:
+        return inv.status, inv.job_id
+    inv.cancel_requested = True
+    if inv.status == Status.queued:
+        inv.status, inv.termination, inv.finished_at = Status.cancelled, "cancelled", utcnow()
+    await session.flush()
+    return inv.status, inv.job_id
+
+
+async def cancel_requested(session: AsyncSession, investigation_id: int) -> bool:
+    """Whether someone asked to cancel this investigation."""
+    return bool(
+        await session.scalar(select(Investigation.cancel_requested).where(Investigation.id == investigation_id))
+    )
+
+
+async def set_job_id(session: AsyncSession, investigation_id: int, job_id: int) -> None:
+    """Remember the procrastinate job of an investigation."""
+    await session.execute(update(Investigation).where(Investigation.id == investigation_id).values(job_id=job_id))
+
+
+async def requeue_interrupted(session: AsyncSession, *, worker_prefix: str | None = None) -> list[int]:
+    """Put `running` investigations back to `queued` (after a restart of the in-process pool)."""
+    query = select(Investigation.id).where(Investigation.status == Status.running)
+    if worker_prefix:
+        query = query.where(Investigation.worker.startswith(worker_prefix))
+    ids = list(await session.scalars(query))
+    if ids:
+        await session.execute(update(Investigation).where(Investigation.id.in_(ids)).values(status=Status.queued))
+    return ids
+
+
+async def queued_without_job(session: AsyncSession, *, older_than_s: float = 0.0) -> list[int]:
+    """Queued investigations that have no procrastinate job yet (deferral lost to a crash)."""
+    cutoff = utcnow() - timedelta(seconds=older_than_s)
+    rows = await session.scalars(
+        select(Investigation.id).where(
+            Investigation.status == Status.queued, Investigation.job_id.is_(None), Investigation.created_at <= cutoff
+        )
+    )
+    return list(rows)
+
+
+async def investigation_for_job(session: AsyncSession, investigation_id: int) -> tuple[BugReport, str, str | None]:
+    """What a worker needs to run an investigation: (report, explorer, extra context)."""
+    inv, rep = (
+        await session.execute(
+            select(Investigation, Report)
+            .join(Report, Report.id == Investigation.report_id)
+            .where(Investigation.id == investigation_id)
+        )
+    ).one()
+    return _report_model(rep), inv.explorer, inv.extra_context
+
+
+async def mark_commented(session: AsyncSession, investigation_id: int) -> None:
+    """Remember that the diagnosis was posted back to the tracker."""
+    await session.execute(update(Investigation).where(Investigation.id == investigation_id).values(commented=True))
+
+
+# --- webhook deliveries --------------------------------------------------------------------------------------
+
+
+async def record_delivery(
+    session: AsyncSession,
+    provider: Source,
+    *,
+    delivery_id: str | None,
+    outcome: str,
+    reason: str = "",
+    authenticated: bool,
+    investigation_id: int | None = None,
+) -> int:
+    """Record a webhook delivery; raises DuplicateError when an authenticated delivery id was seen before."""
+    row = WebhookDelivery(
+        provider=provider,
+        delivery_id=delivery_id,
+        dedup_key=delivery_id if authenticated and delivery_id else None,
+        outcome=outcome,
+        reason=reason,
+        investigation_id=investigation_id,
+    )
+    session.add(row)
+    try:
+        async with session.begin_nested():
+            await session.flush()
+    except IntegrityError as exc:
+        raise DuplicateError(f"{provider.value} delivery {delivery_id!r} was already received") from exc
+    return row.id
+
+
+async def find_delivery(session: AsyncSession, provider: Source, delivery_id: str) -> DeliveryView | None:
+    """The authenticated delivery recorded under this id, or None."""
+    row = await session.scalar(
+        select(WebhookDelivery).where(WebhookDelivery.provider == provider, WebhookDelivery.dedup_key == delivery_id)
+    )
+    return _delivery_view(row) if row else None
+
+
+async def set_delivery_investigation(session: AsyncSession, delivery_row_id: int, investigation_id: int) -> None:
+    """Link a recorded delivery to the investigation it created."""
+    await session.execute(
+        update(WebhookDelivery).where(WebhookDelivery.id == delivery_row_id).values(investigation_id=investigation_id)
+    )
+
+
+def _delivery_view(row: WebhookDelivery) -> DeliveryView:
+    return DeliveryView(
+        id=row.id,
+        provider=row.provider,
+        delivery_id=row.delivery_id,
+        outcome=row.outcome,
+        reason=row.reason,
+        investigation_id=row.investigation_id,
+        received_at=row.received_at,
+    )
+
+
+async def list_deliveries(session: AsyncSession, *, limit: int = 50, offset: int = 0) -> list[DeliveryView]:
+    """Webhook deliveries, newest first."""
+    rows = await session.scalars(
+        select(WebhookDelivery).order_by(WebhookDelivery.id.desc()).limit(limit).offset(offset)
+    )
+    return [_delivery_view(r) for r in rows]
+
+
+async def latest_activity(session: AsyncSession) -> datetime | None:
+    """When any investigation last changed (dashboards poll it to refresh)."""
+    return await session.scalar(select(func.max(Investigation.updated_at)))

@@ -1,0 +1,106 @@
+"""Helpers shared by the provider parsers: header lookup, signature checks, JSON decoding, outcome builders."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from schemas import BugReport, Source
+from schemas.report import MAX_BODY_CHARS, MAX_TITLE_CHARS
+
+from app.webhooks._outcome import WebhookOutcome
+
+_CUT = "\n\n...[truncated by bugsleuth: the report was longer than the intake limit]"
+
+
+class Invalid(Exception):
+    """A delivery that is not what its provider sends (raised inside parsers, turned into `invalid`)."""
+
+
+def lower_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers with lower-case names (HTTP header names are case-insensitive)."""
+    return {str(k).lower(): str(v) for k, v in headers.items()}
+
+
+def hmac_sha256_hex(secret: str, body: bytes) -> str:
+    """Hex HMAC-SHA256 of the raw body."""
+    return hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+
+
+def same(a: str, b: str) -> bool:
+    """Constant-time string comparison."""
+    return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
+
+
+def load_json(body: bytes) -> dict[str, Any]:
+    """The delivery's JSON object, or `Invalid` saying what is wrong with it."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise Invalid(f"body is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise Invalid(f"body is JSON but not an object (got {type(data).__name__})")
+    return data
+
+
+def obj(value: Any, where: str) -> dict[str, Any]:
+    """`value` as a JSON object, or `Invalid` naming the field."""
+    if not isinstance(value, dict):
+        raise Invalid(f"`{where}` is missing or not an object")
+    return value
+
+
+def text(value: Any) -> str:
+    """A string field, or "" when absent or not a string."""
+    return value if isinstance(value, str) else ""
+
+
+def clip_title(title: str) -> str:
+    """A title within the report's limit, on one line."""
+    title = " ".join(title.split())
+    return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 3] + "..."
+
+
+def clip_body(body: str) -> str:
+    """A body within the report's limit, the cut stated."""
+    return body if len(body) <= MAX_BODY_CHARS else body[: MAX_BODY_CHARS - len(_CUT)] + _CUT
+
+
+def report(source: Source, **fields: Any) -> BugReport:
+    """A `BugReport` with title and body clipped to the intake limits."""
+    fields["title"] = clip_title(fields.get("title") or "")
+    fields["body"] = clip_body(fields.get("body") or "")
+    fields["labels"] = [lb for lb in dict.fromkeys(fields.get("labels") or []) if lb]
+    return BugReport(source=source, **fields)
+
+
+def accepted(source: Source, event: str | None, delivery_id: str | None, bug: BugReport) -> WebhookOutcome:
+    """An outcome carrying a report to investigate."""
+    return WebhookOutcome(kind="accepted", provider=source, event=event, delivery_id=delivery_id, report=bug)
+
+
+def ignored(source: Source, event: str | None, delivery_id: str | None, reason: str) -> WebhookOutcome:
+    """An authentic delivery that carries nothing to investigate."""
+    return WebhookOutcome(kind="ignored", provider=source, event=event, delivery_id=delivery_id, reason=reason)
+
+
+def unauthorized(source: Source, reason: str, delivery_id: str | None = None) -> WebhookOutcome:
+    """A delivery whose signature or token is missing or wrong."""
+    return WebhookOutcome(kind="unauthorized", provider=source, delivery_id=delivery_id, reason=reason)
+
+
+def invalid(source: Source, reason: str, delivery_id: str | None = None, event: str | None = None) -> WebhookOutcome:
+    """An authentic delivery that cannot be understood."""
+    return WebhookOutcome(kind="invalid", provider=source, event=event, delivery_id=delivery_id, reason=reason)
+
+
+def no_secret(source: Source) -> WebhookOutcome:
+    """Refusal when no secret is configured: unsigned deliveries are never trusted."""
+    return unauthorized(
+        source,
+        f"no {source.value} webhook secret is configured (set BUGSLEUTH_{source.value.upper()}_WEBHOOK_SECRET); "
+        "unsigned deliveries are refused",
+    )

@@ -1,0 +1,144 @@
+"""Jira deliveries: `jira:issue_created` (and relevant `jira:issue_updated`) become reports.
+
+Authentication, any one of:
+- `X-Hub-Signature: sha256=<hex HMAC-SHA256 of the raw body>` — what Jira Cloud sends when the webhook
+  has a secret (preferred);
+- `Authorization: Bearer <secret>` or `X-Bugsleuth-Token: <secret>` — a shared secret in a header
+  (Jira Automation "Send web request" can set headers);
+- `?secret=<secret>` in the webhook URL — for Jira Server/Data Center webhooks, which can set neither
+  (only when the caller passes the query parameters).
+Delivery id: `X-Atlassian-Webhook-Identifier`, else `<webhookEvent>:<issue id>:<timestamp>`.
+Jira does not know the repository: it comes from the `repo` query parameter, an `X-Bugsleuth-Repo`
+header, or a `repo:owner/name` label on the issue, in that order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from schemas import Source
+
+from app.webhooks._common import (
+    Invalid,
+    accepted,
+    hmac_sha256_hex,
+    ignored,
+    invalid,
+    load_json,
+    lower_headers,
+    no_secret,
+    obj,
+    report,
+    same,
+    text,
+    unauthorized,
+)
+from app.webhooks._outcome import WebhookOutcome
+
+_SOURCE = Source.jira
+_DONE = frozenset({"done", "closed", "resolved"})
+_CONTENT_FIELDS = frozenset({"summary", "description", "labels"})
+
+
+def verify(headers: Mapping[str, str], body: bytes, secret: str, query: Mapping[str, str] | None = None) -> str | None:
+    """None when the delivery carries the secret (signature, header or query), else why not."""
+    h = lower_headers(headers)
+    signature = h.get("x-hub-signature", "").strip()
+    if signature:
+        algo, _, digest = signature.partition("=")
+        if algo.lower() != "sha256" or not same(digest.lower(), hmac_sha256_hex(secret, body)):
+            return "X-Hub-Signature does not match the body (wrong secret or altered body)"
+        return None
+    auth = h.get("authorization", "")
+    token = auth[7:].strip() if auth.lower().startswith("bearer ") else h.get("x-bugsleuth-token", "")
+    token = token or (query or {}).get("secret", "")
+    if not token:
+        return "missing X-Hub-Signature, bearer token, X-Bugsleuth-Token header or ?secret= parameter"
+    if not same(token, secret):
+        return "the shared secret does not match"
+    return None
+
+
+def parse(
+    headers: Mapping[str, str], body: bytes, secret: str | None, *, query: Mapping[str, str] | None = None
+) -> WebhookOutcome:
+    """Verify and interpret one Jira delivery."""
+    h = lower_headers(headers)
+    delivery_id = h.get("x-atlassian-webhook-identifier") or None
+    if not secret:
+        return no_secret(_SOURCE)
+    problem = verify(h, body, secret, query)
+    if problem:
+        return unauthorized(_SOURCE, problem, delivery_id)
+    try:
+        data = load_json(body)
+        event = text(data.get("webhookEvent")) or None
+        if event is None:
+            raise Invalid("`webhookEvent` is missing")
+        issue = data.get("issue") if isinstance(data.get("issue"), dict) else {}
+        delivery_id = delivery_id or f"{event}:{issue.get('id')}:{data.get('timestamp')}"
+        if event.startswith("comment_") or data.get("issue_event_type_name") in ("issue_commented", "issue_comment_edited"):
+            return ignored(_SOURCE, event, delivery_id, "comment: comments are not investigated")
+        if event not in ("jira:issue_created", "jira:issue_updated"):
+            return ignored(_SOURCE, event, delivery_id, f"unsupported event {event!r}")
+        issue = obj(data.get("issue"), "issue")
+        fields = obj(issue.get("fields"), "issue.fields")
+        status = text((fields.get("status") or {}).get("name")).lower()
+        category = text(((fields.get("status") or {}).get("statusCategory") or {}).get("key")).lower()
+        if status in _DONE or category == "done" or fields.get("resolution"):
+            return ignored(_SOURCE, event, delivery_id, "closed: the issue is resolved")
+        if event == "jira:issue_updated":
+            changed = {text(i.get("field")).lower() for i in (data.get("changelog") or {}).get("items") or [] if isinstance(i, dict)}
+            if not changed & _CONTENT_FIELDS:
+                return ignored(_SOURCE, event, delivery_id, "updated without a change to the summary, description or labels")
+        repo_hint = (query or {}).get("repo") or h.get("x-bugsleuth-repo") or None
+        return accepted(_SOURCE, event, delivery_id, _report(issue, fields, repo_hint))
+    except Invalid as exc:
+        return invalid(_SOURCE, str(exc), delivery_id)
+
+
+def adf_to_text(node: Any) -> str:
+    """Plain text of an Atlassian Document Format description (API v3 webhooks send ADF, v2 a string)."""
+    if isinstance(node, str):
+        return node
+    if isinstance(node, list):
+        return "".join(adf_to_text(n) for n in node)
+    if not isinstance(node, dict):
+        return ""
+    kind = node.get("type")
+    if kind == "text":
+        return text(node.get("text"))
+    if kind == "hardBreak":
+        return "\n"
+    inner = adf_to_text(node.get("content") or [])
+    if kind == "codeBlock":
+        lang = text((node.get("attrs") or {}).get("language"))
+        return f"```{lang}\n{inner}\n```\n\n"
+    if kind in ("paragraph", "heading", "blockquote"):
+        return inner + "\n\n"
+    if kind == "listItem":
+        return "- " + inner.strip() + "\n"
+    if kind in ("bulletList", "orderedList"):
+        return inner + "\n"
+    return inner
+
+
+def _report(issue: dict[str, Any], fields: dict[str, Any], repo_hint: str | None):
+    labels = [text(lb) for lb in fields.get("labels") or []]
+    repo_label = next((lb.split(":", 1)[1] for lb in labels if lb.lower().startswith("repo:")), None)
+    issue_type = text((fields.get("issuetype") or {}).get("name"))
+    key = text(issue.get("key"))
+    api = text(issue.get("self"))
+    url = f"{api.split('/rest/', 1)[0]}/browse/{key}" if api and key and "/rest/" in api else api or None
+    reporter = fields.get("reporter") or fields.get("creator") or {}
+    return report(
+        _SOURCE,
+        repo=repo_hint or repo_label,
+        title=text(fields.get("summary")),
+        body=adf_to_text(fields.get("description")).strip(),
+        labels=[*labels, issue_type],
+        reporter=text(reporter.get("displayName")) or text(reporter.get("name")) or None,
+        url=url,
+        external_id=key or (str(issue["id"]) if issue.get("id") is not None else None),
+    )

@@ -1,0 +1,156 @@
+"""Ingest benchmark: open-loop load on `POST /api/reports` against the embedded default (SQLite WAL).
+
+The server runs in its own process (`bugsleuth serve`, investigations off by default so ingest alone is
+measured); an async httpx generator sends requests on a fixed schedule (open loop: latency is measured from the
+moment a request was due, so a stalled server cannot hide its backlog). At the end, the rows are counted.
+
+    .venv/bin/python bench/bench_ingest.py --rate 200 --duration 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    """An unused TCP port on loopback."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(data_dir: Path, port: int, jobs: str) -> subprocess.Popen[bytes]:
+    """`bugsleuth serve` in a child process with a private data dir."""
+    env = {
+        **os.environ,
+        "BUGSLEUTH_DATA_DIR": str(data_dir),
+        "BUGSLEUTH_PORT": str(port),
+        "BUGSLEUTH_JOB_BACKEND": jobs,
+        "BUGSLEUTH_LOG_LEVEL": "WARNING",
+    }
+    env.pop("BUGSLEUTH_DATABASE_URL", None)
+    return subprocess.Popen(
+        [str(ROOT / ".venv/bin/bugsleuth"), "serve"], env=env, cwd=ROOT,
+        stdout=subprocess.DEVNULL, stderr=open(data_dir / "server.log", "wb"),
+    )
+
+
+async def wait_ready(base: str, timeout: float = 60.0) -> None:
+    """Poll /ready until the server answers."""
+    deadline = time.monotonic() + timeout
+    async with httpx.AsyncClient() as client:
+        while time.monotonic() < deadline:
+            try:
+                if (await client.get(f"{base}/ready")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.2)
+    raise SystemExit("server did not become ready")
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))]
+
+
+async def load(base: str, repo: str, rate: float, duration: float) -> dict[str, object]:
+    """Send `rate` requests per second for `duration` seconds on a fixed schedule; collect latencies."""
+    limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    errors: list[str] = []
+    total = int(rate * duration)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
+        # warm-up: open connections, let the server JIT its code paths
+        for i in range(20):
+            await client.post("/api/reports", json={"repo": repo, "title": f"warmup {i}", "body": "x"})
+        start = time.perf_counter() + 0.1
+
+        async def one(i: int) -> None:
+            due = start + i / rate
+            delay = due - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            payload = {
+                "repo": repo,
+                "title": f"crash #{i}: ZeroDivisionError in average()",
+                "body": "Traceback (most recent call last):\n  File \"app.py\", line 6, in average\nZeroDivisionError",
+                "labels": ["bug"],
+            }
+            try:
+                r = await client.post("/api/reports", json=payload)
+                statuses[r.status_code] = statuses.get(r.status_code, 0) + 1
+            except httpx.HTTPError as exc:
+                errors.append(repr(exc))
+                return
+            latencies.append((time.perf_counter() - due) * 1000)
+
+        await asyncio.gather(*(one(i) for i in range(total)))
+        elapsed = time.perf_counter() - start
+        count = (await client.get("/api/investigations", params={"limit": 1})).json()["total"]
+    accepted = statuses.get(202, 0)
+    return {
+        "rate_target": rate,
+        "duration_s": duration,
+        "sent": total,
+        "accepted": accepted,
+        "rate_achieved": round(accepted / elapsed, 1),
+        "statuses": statuses,
+        "errors": len(errors),
+        "rows_after": count - 20,
+        "lost": accepted - (count - 20),
+        "p50_ms": round(percentile(latencies, 50), 2),
+        "p90_ms": round(percentile(latencies, 90), 2),
+        "p99_ms": round(percentile(latencies, 99), 2),
+        "max_ms": round(max(latencies), 2),
+        "mean_ms": round(statistics.fmean(latencies), 2),
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rate", type=float, default=200.0, help="requests per second")
+    parser.add_argument("--duration", type=float, default=30.0, help="seconds of sustained load")
+    parser.add_argument("--jobs", default="none", choices=["none", "local"], help="job backend of the server")
+    parser.add_argument("--out", default="/work/bench-out/ingest.json")
+    args = parser.parse_args()
+
+    data_dir = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = start_server(data_dir, port, args.jobs)
+    try:
+        await wait_ready(base)
+        async with httpx.AsyncClient() as client:
+            repo = (await client.get(f"{base}/api/repos")).json()[0]["name"]
+        result = await load(base, repo, args.rate, args.duration)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    result["server"] = {"database": "sqlite (WAL)", "jobs": args.jobs, "data_dir": str(data_dir)}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2))
+    print(json.dumps(result, indent=2))
+    ok = result["p99_ms"] <= 25 and result["lost"] == 0 and result["errors"] == 0
+    print("PASS" if ok else "FAIL", "(target: p99 <= 25 ms, nothing lost)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

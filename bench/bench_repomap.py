@@ -1,0 +1,193 @@
+"""Benchmark the repo map against Aider's RepoMap and universal-ctags, side by side in one run.
+
+    .venv/bin/python bench/bench_repomap.py [--tree DIR] [--runs 3] [--aider-python /tmp/aider-venv/bin/python]
+
+Every measurement is a fresh process (wall time from spawn to exit, so interpreter start and imports count)
+on private copies of the tree (Aider writes its cache into the tree; the edit case changes a file).
+Peak RSS is the child's own maximum or that of its pool workers, whichever is larger.
+Writes the markdown table to stdout and to /work/bench-out/bench_repomap.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_INSTANCE = "sympy__sympy-24909"
+OUT = Path("/work/bench-out/bench_repomap.md")
+
+_OURS = r"""
+import json, resource, sys, time
+t = time.perf_counter()
+from repomap import build_repo_map
+m = build_repo_map(sys.argv[1], cache_dir=sys.argv[2], token_budget=int(sys.argv[3]))
+seconds = time.perf_counter() - t
+rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(json.dumps({"inner": seconds, "rss_kb": rss, "files": m.stats.files_indexed, "hits": m.stats.cache_hits,
+                  "misses": m.stats.cache_misses, "timings": m.stats.timings, "tokens": len(m.text) // 4}))
+"""
+
+_OURS_REFOCUS = r"""
+import json, resource, sys, time
+from repomap import build_repo_map
+m = build_repo_map(sys.argv[1], cache_dir=sys.argv[2], token_budget=int(sys.argv[3]))
+t = time.perf_counter()
+m2 = m.refocus("Matrix.det returns a wrong result for Rational entries in sympy/matrices/determinant.py")
+seconds = time.perf_counter() - t
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"inner": seconds, "rss_kb": rss, "top": m2.files[0].path}))
+"""
+
+_AIDER = r"""
+import json, os, resource, sys, time
+t = time.perf_counter()
+from aider.repomap import RepoMap
+
+class Model:
+    def token_count(self, text):
+        return len(text) // 4
+
+class IO:
+    def tool_output(self, *a, **k): pass
+    def tool_error(self, *a, **k): pass
+    def tool_warning(self, *a, **k): pass
+    def read_text(self, fname, silent=False):
+        try:
+            with open(fname, encoding="utf-8", errors="replace") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
+root = sys.argv[1]
+files = []
+for dirpath, dirs, names in os.walk(root):
+    dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    files += [os.path.join(dirpath, n) for n in sorted(names)]
+rm = RepoMap(map_tokens=int(sys.argv[3]), root=root, main_model=Model(), io=IO(), refresh="always")
+text = rm.get_repo_map([], files) or ""
+seconds = time.perf_counter() - t
+rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(json.dumps({"inner": seconds, "rss_kb": rss, "tokens": len(text) // 4}))
+"""
+
+
+def _spawn(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, dict]:
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[:3]} failed:\n{proc.stderr[-2000:]}")
+    line = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else "{}"
+    return wall, json.loads(line)
+
+
+def _default_tree() -> Path:
+    sys.path.insert(0, str(ROOT))
+    from bench._trees import ensure_tree
+
+    with open("/work/shared/bench/swebench_lite.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            if row["instance_id"] == DEFAULT_INSTANCE:
+                return ensure_tree(row["repo"], row["base_commit"])
+    raise SystemExit(f"{DEFAULT_INSTANCE} not in the dev set")
+
+
+def _edit_one_file(tree: Path, round_no: int) -> None:
+    target = sorted(tree.rglob("*.py"))[len(list(tree.rglob("*.py"))) // 2]
+    with open(target, "a", encoding="utf-8") as fh:
+        fh.write(f"\n\ndef _bench_edit_{round_no}():\n    return {round_no}\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", type=Path, help=f"tree to map (default: {DEFAULT_INSTANCE} base commit)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tokens", type=int, default=1024)
+    parser.add_argument("--aider-python", default="/tmp/aider-venv/bin/python")
+    parser.add_argument("--no-aider", action="store_true")
+    args = parser.parse_args()
+
+    tree = args.tree or _default_tree()
+    work = Path(tempfile.mkdtemp(prefix="bench-repomap-"))
+    ours_tree, aider_tree = work / "ours", work / "aider"
+    shutil.copytree(tree, ours_tree, symlinks=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    py = sys.executable
+    tok = str(args.tokens)
+    results: dict[str, list[tuple[float, dict]]] = {}
+
+    def record(name: str, sample: tuple[float, dict]) -> None:
+        results.setdefault(name, []).append(sample)
+        print(f"  {name}: {sample[0]:.2f}s {sample[1]}", file=sys.stderr)
+
+    aider_ok = not args.no_aider and Path(args.aider_python).exists()
+    if aider_ok:
+        shutil.copytree(tree, aider_tree, symlinks=True)
+    for r in range(args.runs):
+        cache = work / f"cache-{r}"
+        record("ours cold", _spawn([py, "-c", _OURS, str(ours_tree), str(cache), tok], env))
+        record("ours warm", _spawn([py, "-c", _OURS, str(ours_tree), str(cache), tok], env))
+        _edit_one_file(ours_tree, r)
+        time.sleep(0.01)
+        record("ours one-file edit", _spawn([py, "-c", _OURS, str(ours_tree), str(cache), tok], env))
+        record("ours refocus (in process)", _spawn([py, "-c", _OURS_REFOCUS, str(ours_tree), str(cache), tok], env))
+        if aider_ok:
+            shutil.rmtree(aider_tree / ".aider.tags.cache.v4", ignore_errors=True)
+            record("aider cold", _spawn([args.aider_python, "-c", _AIDER, str(aider_tree), "", tok]))
+            record("aider warm", _spawn([args.aider_python, "-c", _AIDER, str(aider_tree), "", tok]))
+        started = time.perf_counter()
+        subprocess.run(["ctags", "-R", "--languages=Python", "-f", "-", "."], cwd=tree, stdout=subprocess.DEVNULL)
+        record("ctags (definitions only)", (time.perf_counter() - started, {}))
+
+    def median(name: str) -> float:
+        return statistics.median(s[0] if "refocus" not in name else s[1]["inner"] for s in results[name])
+
+    def rss(name: str) -> str:
+        vals = [s[1].get("rss_kb") for s in results[name] if s[1].get("rss_kb")]
+        return f"{max(vals) / 1024:.0f}" if vals else "-"
+
+    ref = {"cold": median("aider cold") if aider_ok else None, "warm": median("aider warm") if aider_ok else None}
+    n_files = results["ours cold"][0][1]["files"]
+    lines = [
+        f"Tree: `{tree}` ({n_files} indexed files), token budget {args.tokens}, median of {args.runs} runs, "
+        f"{os.cpu_count()} cores.",
+        "",
+        "| tool | case | seconds | vs Aider | peak RSS MB |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for name in results:
+        secs = median(name)
+        case = "warm" if "warm" in name or "edit" in name or "refocus" in name else "cold"
+        base = ref.get(case)
+        ratio = f"{secs / base:.3f}" if base and not name.startswith("aider") else ("1" if name.startswith("aider") else "-")
+        tool, _, label = name.partition(" ")
+        lines.append(f"| {tool} | {label} | {secs:.3f} | {ratio} | {rss(name)} |")
+    if aider_ok:
+        lines += [
+            "",
+            f"Targets: cold <= 1/4 of Aider cold ({ref['cold'] / 4:.2f}s), warm <= 1/8 of Aider warm "
+            f"({ref['warm'] / 8:.2f}s), one-file edit <= 0.6s, peak RSS <= 300 MB.",
+        ]
+    phases = results["ours cold"][0][1].get("timings", {})
+    lines += ["", "Phases of our first cold build (s): " + ", ".join(f"{k} {v:.2f}" for k, v in phases.items())]
+    phases = results["ours warm"][0][1].get("timings", {})
+    lines += ["Phases of our first warm build (s): " + ", ".join(f"{k} {v:.3f}" for k, v in phases.items())]
+    table = "\n".join(lines) + "\n"
+    print(table)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(table, encoding="utf-8")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""External-command explorer: any CLI coding agent, given the prompt on stdin; its stdout is the markdown report."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from funnel.cancel import CancelToken
+from funnel.errors import UserError
+from funnel.stop import Cancelled, CostBudgetExceeded, Unrecoverable
+
+__all__ = ("CommandExplorer", "CommandOutput")
+
+_MAX_STDERR = 8000
+
+
+@dataclass(frozen=True)
+class CommandOutput:
+    """What the command produced."""
+
+    stdout: str
+    """The markdown report."""
+    stderr: str
+    """The command's stderr, kept for the trace (tail, capped)."""
+    seconds: float
+    """How long it ran."""
+
+
+@dataclass
+class CommandExplorer:
+    """Runs a shell command in the repository root with the prompt on stdin; stdout is the report."""
+
+    command: str
+    """Shell command line, e.g. `claude -p` or `my-agent --stdin`."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment variables for the command."""
+
+    def __post_init__(self) -> None:
+        if not self.command.strip():
+            raise UserError("command explorer needs a command: use 'command:<shell command>'")
+        shlex.split(self.command)  # unbalanced quotes fail here, with a clear ValueError
+
+    @property
+    def name(self) -> str:
+        """`command:<command>`."""
+        return f"command:{self.command}"
+
+    async def run(self, prompt: str, *, root: Path, timeout_s: float, cancel: CancelToken) -> CommandOutput:
+        """Run the command once; kills it (its whole process group) on timeout or cancellation."""
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            self.command,
+            shell=True,
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **self.env},
+            start_new_session=True,
+        )
+        loop = asyncio.get_running_loop()
+        comm = loop.run_in_executor(None, proc.communicate, prompt.encode("utf-8"))
+        try:
+            while True:
+                done, _ = await asyncio.wait({comm}, timeout=0.05)
+                if done:
+                    out, err = comm.result()
+                    break
+                if cancel.cancelled:
+                    _kill(proc)
+                    raise Cancelled(cancel.reason or "cancelled")
+                if time.monotonic() - started > timeout_s:
+                    _kill(proc)
+                    raise CostBudgetExceeded(f"timeout: command explorer ran longer than {timeout_s:.0f} s")
+        except BaseException:
+            _kill(proc)
+            raise
+        stderr = err.decode("utf-8", "replace")[-_MAX_STDERR:]
+        if proc.returncode != 0:
+            raise Unrecoverable(f"command explorer exited with {proc.returncode}: {stderr.strip()[-500:]}")
+        return CommandOutput(out.decode("utf-8", "replace"), stderr, time.monotonic() - started)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()

@@ -1,0 +1,319 @@
+"""The lexical corpus of one tree: per-file and per-symbol term counts, cached on disk by content hash.
+
+Each file is read once; its tokens (identifiers split on camelCase and snake_case, plus the whole
+identifier) are counted for the file and for every definition in it. Counting is cached by a hash of
+the file's bytes and its definitions, so a second tree of the same project costs only the changed files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import marshal
+import os
+import re
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ("SymbolSpan", "FileDoc", "Corpus", "tokenize", "split_identifier", "regex_definitions")
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_CACHE_VERSION = "v4"
+
+STOPWORDS = frozenset(
+    """a an and are as at be but by for if in into is it no not of on or such that the their then there these they
+    this to was will with i you we he she me my our your us do does did has have had been being can could should
+    would may might must shall which who whom what when where why how all any both each few more most other some
+    own same so than too very just also only here after before again further once from up down out over under
+    about above below between through during while get set use used using like want wants need needs work works
+    seems seem happen happens expected actual instead however example following see issue bug error problem thanks
+    self cls none true false return def class import pass raise try except finally elif else lambda yield global
+    nonlocal assert del var let const function new this null undefined func package struct impl pub fn mut
+    public private protected static void int str bool float string""".split()
+)
+
+
+def split_identifier(word: str) -> list[str]:
+    """Parts of one identifier: `getHTTPResponse_code` → get, http, response, code."""
+    parts: list[str] = []
+    for chunk in word.split("_"):
+        if chunk:
+            parts.extend(p.lower() for p in _CAMEL.findall(chunk))
+    return parts
+
+
+_SPLIT_CACHE: dict[str, tuple[str, ...]] = {}
+
+
+def _expand(word: str) -> tuple[str, ...]:
+    hit = _SPLIT_CACHE.get(word)
+    if hit is not None:
+        return hit
+    low = word.lower()
+    out = [] if low in STOPWORDS or len(low) < 2 else [low]
+    parts = split_identifier(word)
+    if len(parts) > 1 or (parts and parts[0] != low):
+        out.extend(p for p in parts if len(p) > 1 and p not in STOPWORDS and p != low)
+    result = tuple(out)
+    if len(_SPLIT_CACHE) < 500_000:
+        _SPLIT_CACHE[word] = result
+    return result
+
+
+def count_terms(text: str) -> dict[str, int]:
+    """Term counts of a text: whole identifiers lowercased plus their camel/snake parts, stopwords dropped."""
+    raw = Counter(_WORD.findall(text))
+    out: dict[str, int] = {}
+    for word, n in raw.items():
+        for term in _expand(word):
+            out[term] = out.get(term, 0) + n
+    return out
+
+
+def tokenize(text: str) -> list[str]:
+    """Terms of a text in order (the query side of `count_terms`)."""
+    return [t for w in _WORD.findall(text) for t in _expand(w)]
+
+
+@dataclass(frozen=True)
+class SymbolSpan:
+    """A definition as the ranker sees it."""
+
+    name: str
+    """Plain name."""
+    qualname: str
+    """Qualified name (`Class.method`)."""
+    kind: str
+    """Definition kind as the map names it (function, method, class...)."""
+    start_line: int
+    """First line (1-based)."""
+    end_line: int
+    """Last line (1-based, inclusive)."""
+
+
+@dataclass
+class FileDoc:
+    """One indexed file."""
+
+    path: str
+    """Repository-relative POSIX path."""
+    terms: dict[str, int]
+    """Term counts of path and content."""
+    length: int
+    """Number of terms."""
+    symbols: list[SymbolSpan] = field(default_factory=list)
+    """Definitions in line order."""
+    symbol_terms: list[dict[str, int]] = field(default_factory=list)
+    """Term counts of each definition (its name, path and own lines)."""
+
+
+Definitions = Callable[[str], Sequence[object]]
+"""Returns the definitions of one file (objects with name, qualname, kind, start_line, end_line)."""
+
+
+class Corpus:
+    """Files and symbols of one tree, with their term counts."""
+
+    def __init__(self, root: Path, docs: list[FileDoc], texts: dict[str, str]) -> None:
+        self.root = root
+        """Tree root."""
+        self.docs = docs
+        """Indexed files."""
+        self.texts = texts
+        """File texts by path (kept for literal matching and snippets)."""
+        self.by_path = {d.path: i for i, d in enumerate(docs)}
+        """Index of each path in `docs`."""
+
+    @classmethod
+    def build(
+        cls,
+        root: Path,
+        paths: Iterable[str],
+        *,
+        definitions: Definitions | None = None,
+        cache_dir: Path | None = None,
+        max_file_bytes: int = 1_000_000,
+    ) -> Corpus:
+        """Read and count every file once (cached by content hash under `cache_dir`)."""
+        cache = _TermCache(cache_dir) if cache_dir is not None else None
+        docs: list[FileDoc] = []
+        texts: dict[str, str] = {}
+        pending: dict[str, tuple[str, str, list[SymbolSpan]]] = {}
+        for path in paths:
+            try:
+                data = (root / path).read_bytes()
+            except OSError:
+                continue
+            if len(data) > max_file_bytes or b"\0" in data[:8192]:
+                continue
+            text = data.decode("utf-8", errors="replace")
+            texts[path] = text
+            spans = _spans(definitions(path)) if definitions is not None else None
+            sig = repr([(s.qualname, s.start_line, s.end_line) for s in spans]) if spans is not None else "regex"
+            key = hashlib.blake2b(data + sig.encode() + path.encode(), digest_size=16).hexdigest()
+            pending[key] = (path, text, spans)
+        hits = cache.get_many(list(pending)) if cache is not None else {}
+        fresh: dict[str, tuple] = {}
+        for key, (path, text, spans) in pending.items():
+            value = hits.get(key)
+            if value is None:
+                if spans is None:
+                    spans = regex_definitions(path, text)
+                value = (*_count_file(path, text, spans), [tuple(dataclasses.astuple(s)) for s in spans])
+                fresh[key] = value
+            terms, length, sym_terms, raw_spans = value
+            docs.append(FileDoc(path, terms, length, [SymbolSpan(*s) for s in raw_spans], sym_terms))
+        if cache is not None and fresh:
+            cache.put_many(fresh)
+        return cls(root, docs, texts)
+
+
+def _count_file(path: str, text: str, spans: list[SymbolSpan]) -> tuple[dict[str, int], int, list[dict[str, int]]]:
+    path_terms = count_terms(path.replace("/", " ").replace(".", " "))
+    terms = count_terms(text)
+    for t, n in path_terms.items():
+        terms[t] = terms.get(t, 0) + 2 * n
+    lines = text.split("\n")
+    sym_terms = []
+    for i, span in enumerate(spans):
+        end = span.end_line
+        # A container's own text stops where its first nested definition starts: methods get their own docs.
+        for later in spans[i + 1:]:
+            if later.start_line > span.end_line:
+                break
+            if later.start_line > span.start_line:
+                end = min(end, later.start_line - 1)
+                break
+        body = "\n".join(lines[span.start_line - 1: end])
+        st = count_terms(body)
+        for t, n in count_terms(span.qualname.replace(".", " ")).items():
+            st[t] = st.get(t, 0) + 2 * n
+        for t, n in path_terms.items():
+            st[t] = st.get(t, 0) + n
+        sym_terms.append(st)
+    return terms, sum(terms.values()), sym_terms
+
+
+def _spans(defs: Sequence[object]) -> list[SymbolSpan]:
+    out = []
+    for d in defs:
+        kind = getattr(d, "kind", "function")
+        out.append(
+            SymbolSpan(
+                name=getattr(d, "name"),
+                qualname=getattr(d, "qualname", None) or getattr(d, "name"),
+                kind=str(getattr(kind, "value", kind)),
+                start_line=int(getattr(d, "start_line")),
+                end_line=int(getattr(d, "end_line")),
+            )
+        )
+    out.sort(key=lambda s: (s.start_line, -s.end_line))
+    return out
+
+
+_PY_DEF = re.compile(r"^([ \t]*)(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)", re.M)
+_BRACE_DEF = re.compile(
+    r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:public\s+|private\s+|protected\s+|"
+    r"static\s+|final\s+|abstract\s+)*"
+    r"(?:(function|class|interface|struct|enum|trait|impl|fn|func|type)\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)"
+    r"|[\w<>\[\],\s*&:]+?\s+\**([A-Za-z_]\w*)\s*\([^;{}]*\)\s*(?:const\s*)?(?:throws [\w., ]+)?\s*\{)",
+    re.M,
+)
+
+
+def regex_definitions(path: str, text: str) -> list[SymbolSpan]:
+    """Definitions found by pattern (used only when no repo map is at hand): Python by indent, others by braces."""
+    lines = text.split("\n")
+    spans: list[SymbolSpan] = []
+    if path.endswith((".py", ".pyi")):
+        stack: list[tuple[int, str]] = []
+        found = []
+        for m in _PY_DEF.finditer(text):
+            indent = len(m.group(1).expandtabs())
+            line = text.count("\n", 0, m.start()) + 1
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            qual = ".".join([s[1] for s in stack] + [m.group(3)])
+            found.append((line, indent, m.group(3), qual, m.group(2)))
+            stack.append((indent, m.group(3)))
+        for idx, (line, indent, name, qual, kw) in enumerate(found):
+            end = len(lines)
+            for j in range(line, len(lines)):
+                s = lines[j]
+                if s.strip() and not s.lstrip().startswith("#") and len(s) - len(s.lstrip()) <= indent:
+                    end = j
+                    break
+            while end > line and not lines[end - 1].strip():
+                end -= 1
+            spans.append(SymbolSpan(name, qual, "class" if kw == "class" else "function", line, max(line, end)))
+        return spans
+    starts = []
+    for m in _BRACE_DEF.finditer(text):
+        name = m.group(2) or m.group(3)
+        if not name or name in ("if", "for", "while", "switch", "return", "catch", "else"):
+            continue
+        starts.append((text.count("\n", 0, m.start()) + 1, name, m.group(1) or "function"))
+    for idx, (line, name, kw) in enumerate(starts):
+        end = starts[idx + 1][0] - 1 if idx + 1 < len(starts) else len(lines)
+        kind = "class" if kw in ("class", "interface", "struct", "enum", "trait", "impl", "type") else "function"
+        spans.append(SymbolSpan(name, name, kind, line, max(line, end)))
+    return spans
+
+
+class _TermCache:
+    """Term counts on disk, keyed by content hash (SQLite, one row per file version)."""
+
+    _lock = threading.Lock()
+
+    def __init__(self, cache_dir: Path) -> None:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        self.path = cache_dir / f"offline-terms-{_CACHE_VERSION}.sqlite"
+        self.ok = True
+        try:
+            with self._connect() as db:
+                db.execute("CREATE TABLE IF NOT EXISTS terms (key TEXT PRIMARY KEY, value BLOB)")
+        except sqlite3.Error:
+            self.ok = False
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30)
+        db.execute("PRAGMA journal_mode=WAL")
+        return db
+
+    def get_many(self, keys: list[str]) -> dict[str, tuple]:
+        if not self.ok or not keys:
+            return {}
+        out: dict[str, tuple] = {}
+        try:
+            with self._connect() as db:
+                for i in range(0, len(keys), 500):
+                    chunk = keys[i: i + 500]
+                    q = f"SELECT key, value FROM terms WHERE key IN ({','.join('?' * len(chunk))})"
+                    for key, value in db.execute(q, chunk):
+                        out[key] = marshal.loads(value)
+        except (sqlite3.Error, ValueError, EOFError):
+            return {}
+        return out
+
+    def put_many(self, items: dict[str, tuple]) -> None:
+        if not self.ok:
+            return
+        try:
+            with self._lock, self._connect() as db:
+                db.executemany(
+                    "INSERT OR REPLACE INTO terms (key, value) VALUES (?, ?)",
+                    [(k, marshal.dumps(v)) for k, v in items.items()],
+                )
+        except sqlite3.Error:
+            pass
+
+
+def default_cache_dir() -> Path:
+    """Where term counts are cached: `$BUGSLEUTH_CACHE_DIR/offline` or `~/.cache/bugsleuth/offline`."""
+    base = os.environ.get("BUGSLEUTH_CACHE_DIR")
+    return (Path(base) if base else Path.home() / ".cache" / "bugsleuth") / "offline"

@@ -1,0 +1,216 @@
+"""The offline investigator's turn policy: a deterministic stand-in for the model inside the same funnel.
+
+Each turn it looks at the phase (from the tools offered) and at what its earlier tool calls returned:
+
+* explore: literal searches for the report's error messages, `find_symbol` for definitions it names
+  (qualified names first), then `begin_deep_dive` naming the top-ranked suspects;
+* deep-dive: `read_range` over the best definitions of the top candidates, then `finish_deep_dive`;
+* output: the markdown report, quoting the lines it read.
+
+The ranking (BM25 over files and definitions fused with stack frames, named definitions, imports,
+literal messages and the repo map's PageRank) is computed once, on the first turn.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.models.function import AgentInfo
+
+from funnel.explorers.offline.corpus import Corpus, default_cache_dir
+from funnel.explorers.offline.evidence import Read, parse_read, parse_search_hits, search_terms, symbol_queries
+from funnel.explorers.offline.rank import RankConfig, Ranking, rank
+from funnel.explorers.offline.writer import WriterConfig, plan_citations, write_report
+from funnel.phases import ControlTool, phase_of_tools
+from repomap.focus import Focus
+from schemas.enums import Phase, ToolName
+
+__all__ = ("OfflineConfig", "OfflinePolicy", "build_corpus", "rank_report")
+
+
+@dataclass(frozen=True)
+class OfflineConfig:
+    """Knobs of the offline investigator."""
+
+    rank: RankConfig = field(default_factory=RankConfig)
+    """Fusion weights of the ranking."""
+    writer: WriterConfig = field(default_factory=WriterConfig)
+    """What the report cites."""
+    searches: int = 2
+    """Literal message searches in the explore phase."""
+    lookups: int = 2
+    """`find_symbol` lookups in the explore phase."""
+    reads: int = 4
+    """`read_range` calls in the deep-dive (also capped by the run's limits)."""
+    suspects: int = 3
+    """Suspects named when entering the deep-dive."""
+    cache_dir: Path | None = None
+    """Where term counts are cached (default: `$BUGSLEUTH_CACHE_DIR/offline`)."""
+
+
+def _walk(root: Path) -> list[str]:
+    from repomap.walk import walk_files
+
+    try:
+        from repomap.languages import EXTENSIONS
+
+        walked = walk_files(root, extensions=EXTENSIONS)
+    except (ImportError, TypeError):
+        walked = walk_files(root)
+    files = getattr(walked, "files", walked)
+    return [getattr(f, "path", f) if not isinstance(f, str) else f for f in files]
+
+
+def build_corpus(root: Path, repo_map: Any = None, cache_dir: Path | None = None) -> tuple[Corpus, dict[str, float] | None]:
+    """The lexical corpus of a tree (from the repo map's files and definitions when given) and PageRank scores."""
+    cache = cache_dir or default_cache_dir()
+    if repo_map is not None:
+        paths = [f.path for f in repo_map.files]
+        corpus = Corpus.build(root, paths, definitions=repo_map.definitions, cache_dir=cache)
+        return corpus, {f.path: float(f.score) for f in repo_map.files}
+    return Corpus.build(root, [str(p) for p in _walk(root)], cache_dir=cache), None
+
+
+def rank_report(text: str, root: Path, repo_map: Any = None, *, focus: Focus | None = None,
+                config: RankConfig | None = None, cache_dir: Path | None = None) -> tuple[Ranking, Corpus]:
+    """Rank a tree's files and definitions for a report text (the offline pre-pass, also usable to seed a model)."""
+    corpus, pagerank = build_corpus(root, repo_map, cache_dir)
+    focus = focus or Focus.from_text(text)
+    return rank(corpus, text, focus, pagerank=pagerank, config=config), corpus
+
+
+class OfflinePolicy:
+    """The FunctionModel function: one deterministic decision per model request."""
+
+    def __init__(self, *, text: str, root: Path, repo_map: Any, focus: Focus | None, limits: Any,
+                 config: OfflineConfig | None = None) -> None:
+        self.text = text
+        self.root = root
+        self.repo_map = repo_map
+        self.focus = focus or Focus.from_text(text)
+        self.limits = limits
+        self.config = config or OfflineConfig()
+        self.ranking: Ranking | None = None
+        self.corpus: Corpus | None = None
+        self.rank_seconds = 0.0
+        self._lock = threading.Lock()
+        self._explore: list[tuple[str, dict[str, Any]]] | None = None
+        self._reads: list[dict[str, Any]] | None = None
+        self._issued: set[str] = set()
+
+    # -------------------------------------------------------------------------------------------- planning
+    def _ensure_ranked(self) -> None:
+        with self._lock:
+            if self.ranking is not None:
+                return
+            started = time.perf_counter()
+            self.ranking, self.corpus = rank_report(self.text, self.root, self.repo_map, focus=self.focus,
+                                                    config=self.config.rank, cache_dir=self.config.cache_dir)  # fmt: skip
+            self.rank_seconds = time.perf_counter() - started
+            budget = max(0, getattr(self.limits, "explore_calls", 8) - 1)
+            plan: list[tuple[str, dict[str, Any]]] = []
+            for term in search_terms(self.focus, limit=self.config.searches):
+                plan.append((ToolName.search, {"pattern": term, "fixed_strings": True}))
+            known = {s.name for d in self.corpus.docs for s in d.symbols}
+            for name in symbol_queries(self.focus, known, limit=self.config.lookups):
+                plan.append((ToolName.find_symbol, {"name": name}))
+            if not plan and self.ranking.candidates and self.ranking.candidates[0].symbols:
+                plan.append((ToolName.find_symbol, {"name": self.ranking.candidates[0].symbols[0].span.name}))
+            self._explore = plan[:budget]
+            reads_budget = min(self.config.reads, getattr(self.limits, "deep_dive_reads", self.config.reads))
+            reads = []
+            for cite in plan_citations(self.ranking, self.corpus.texts, self.config.writer):
+                args = {"path": cite.path, "start": cite.start, "end": cite.end}
+                if args not in reads:
+                    reads.append(args)
+            self._reads = reads[:reads_budget]
+
+    def _evidence_found(self) -> bool:
+        assert self.ranking is not None
+        return bool(self.ranking.candidates) and self.ranking.candidates[0].score > 0
+
+    # -------------------------------------------------------------------------------------------- turns
+    def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        """Decide the next move from the phase and the history."""
+        self._ensure_ranked()
+        phase = phase_of_tools(t.name for t in info.function_tools)
+        if phase == Phase.explore:
+            return self._explore_turn()
+        if phase == Phase.deep_dive:
+            return self._deep_dive_turn()
+        return ModelResponse(parts=[TextPart(self._report(messages))], finish_reason="stop")
+
+    def _call(self, tool: str, args: dict[str, Any]) -> ModelResponse:
+        self._issued.add(_key(tool, args))
+        return ModelResponse(parts=[ToolCallPart(str(tool), args)])
+
+    def _explore_turn(self) -> ModelResponse:
+        assert self._explore is not None and self.ranking is not None
+        for tool, args in self._explore:
+            if _key(tool, args) not in self._issued:
+                return self._call(tool, args)
+        if not self._evidence_found():
+            return self._call(ControlTool.request_info, {"questions": [
+                "Nothing in the report matches code in this repository: which module, command or page is involved?",
+                "Can you share the full error output or stack trace, and the steps that reproduce it?",
+            ]})  # fmt: skip
+        suspects = []
+        for cand in self.ranking.candidates[: self.config.suspects]:
+            sym = cand.symbols[0].span.qualname if cand.symbols else None
+            suspects.append(f"{cand.path}:{sym}" if sym else cand.path)
+        key = _key(ControlTool.begin_deep_dive, {"suspects": suspects})
+        if key in self._issued:  # refused before: fall through to the reads the harness still allows
+            return self._deep_dive_turn()
+        return self._call(ControlTool.begin_deep_dive, {"suspects": suspects})
+
+    def _deep_dive_turn(self) -> ModelResponse:
+        assert self._reads is not None
+        for args in self._reads:
+            if _key(ToolName.read_range, args) not in self._issued:
+                return self._call(ToolName.read_range, args)
+        return self._call(ControlTool.finish_deep_dive, {})
+
+    # -------------------------------------------------------------------------------------------- output
+    def _report(self, messages: list[ModelMessage]) -> str:
+        assert self.ranking is not None and self.corpus is not None
+        calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        for m in messages:
+            if isinstance(m, ModelResponse):
+                for p in m.parts:
+                    if isinstance(p, ToolCallPart):
+                        calls[p.tool_call_id] = (p.tool_name, p.args_as_dict())
+        reads: list[Read] = []
+        searched: dict[str, list[tuple[str, int]]] = {}
+        for m in messages:
+            if not isinstance(m, ModelRequest):
+                continue
+            for p in m.parts:
+                if not isinstance(p, ToolReturnPart):
+                    continue
+                content = p.model_response_str() if not isinstance(p.content, str) else p.content
+                if p.tool_name == ToolName.read_range:
+                    r = parse_read(content)
+                    if r is not None:
+                        reads.append(r)
+                elif p.tool_name == ToolName.search:
+                    pattern = calls.get(p.tool_call_id, ("", {}))[1].get("pattern", "")
+                    if pattern:
+                        searched[pattern] = parse_search_hits(content)
+        return write_report(self.text, self.focus, self.ranking, reads, self.corpus.texts,
+                            searched=searched, config=self.config.writer)  # fmt: skip
+
+
+def _key(tool: str, args: dict[str, Any]) -> str:
+    return f"{tool}:{sorted((k, repr(v)) for k, v in args.items())}"

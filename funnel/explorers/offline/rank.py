@@ -1,0 +1,344 @@
+"""Ranking candidate files and symbols for a report: BM25 over files and symbols fused with report evidence.
+
+Every signal is generic: lexical similarity (BM25 over path + code, and over each definition), the repo
+map's PageRank, stack frames resolved into the repository, definitions named in the report, modules
+imported in the report's code, paths and literal messages quoted in the report. Test, doc and example
+files are down-weighted by path pattern only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from funnel.explorers.offline.corpus import Corpus, SymbolSpan, count_terms, tokenize
+from repomap.focus import Focus, PathMatcher, module_candidates, resolve_frames
+
+__all__ = ("RankConfig", "Candidate", "SymbolHit", "Ranking", "rank", "affected_entries")
+
+_TEST_PATH = re.compile(
+    r"(?:^|/)(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
+    r"\.(?:test|spec)\.[jt]sx?$|(?:^|/)conftest\.py$|Tests?\.(?:java|kt|cs)$"
+)
+_DOC_PATH = re.compile(r"(?:^|/)(?:docs?|examples?|samples?|benchmarks?|asv_bench|tutorials?|galleries)/")
+_NON_CODE = re.compile(r"\.(?:txt|rst|md|json|ya?ml|toml|cfg|ini|html|css|svg|csv|lock|xml)$")
+_MIN_MENTION_LEN = 4
+
+
+@dataclass(frozen=True)
+class RankConfig:
+    """Knobs of the fusion; the defaults are what `bench/tune_offline.py` measured best on the dev split."""
+
+    k1: float = 1.2
+    """BM25 term-frequency saturation."""
+    b: float = 0.75
+    """BM25 length normalization."""
+    w_file: float = 1.0
+    """Weight of file-level BM25 (normalized to the best file)."""
+    w_symbol: float = 0.6
+    """Weight of the best symbol-level BM25 in the file (normalized to the best symbol)."""
+    w_pagerank: float = 0.1
+    """Weight of the repo map's PageRank (normalized to the best file)."""
+    w_frame: float = 1.2
+    """Boost of the innermost in-repository stack frame's file (outer frames get less)."""
+    frame_decay: float = 0.4
+    """Share of the frame boost that outer frames get (divided by their depth)."""
+    w_mention: float = 0.5
+    """Boost of files defining names mentioned in the report (rarer and qualified names count more)."""
+    w_import: float = 0.35
+    """Boost of files whose module path a code block imports."""
+    w_path: float = 0.6
+    """Boost of files whose path the report mentions."""
+    w_message: float = 0.6
+    """Boost of files containing a literal message quoted in the report."""
+    test_factor: float = 0.3
+    """Multiplier of scores of test files."""
+    doc_factor: float = 0.4
+    """Multiplier of scores of docs, examples and non-code files."""
+    code_term_weight: float = 2.0
+    """Query weight of terms written as code (backticks, code blocks) relative to prose terms."""
+    title_term_weight: float = 2.0
+    """Query weight of terms of the first line (the title)."""
+    symbol_pool: int = 300
+    """Files (by file BM25 and evidence) whose symbols are scored."""
+
+
+@dataclass
+class SymbolHit:
+    """A definition worth reading, with why."""
+
+    span: SymbolSpan
+    """The definition."""
+    score: float
+    """Fused symbol score."""
+    reasons: list[str] = field(default_factory=list)
+    """Evidence that pointed here."""
+
+
+@dataclass
+class Candidate:
+    """A candidate file with its fused score and the evidence behind it."""
+
+    path: str
+    """Repository-relative path."""
+    score: float
+    """Fused score (higher is better)."""
+    parts: dict[str, float] = field(default_factory=dict)
+    """Each signal's contribution."""
+    symbols: list[SymbolHit] = field(default_factory=list)
+    """Best definitions in this file, best first."""
+    lines: list[int] = field(default_factory=list)
+    """Lines the evidence points at directly (stack frames, literal messages)."""
+    reasons: list[str] = field(default_factory=list)
+    """Human-readable evidence."""
+
+
+@dataclass
+class Ranking:
+    """Candidates best first, with a margin-based confidence."""
+
+    candidates: list[Candidate]
+    """Ranked files."""
+    confidence: float
+    """0..1 from the score margin and the strength of direct evidence."""
+    query_terms: dict[str, float]
+    """The weighted query."""
+
+    def top(self, k: int = 5) -> list[Candidate]:
+        """The k best candidates."""
+        return self.candidates[:k]
+
+
+def _query(text: str, focus: Focus, config: RankConfig) -> dict[str, float]:
+    weights: dict[str, float] = {}
+    for term, n in count_terms(text).items():
+        weights[term] = 1.0 + math.log(n)
+    title = text.strip().split("\n", 1)[0]
+    for term in set(tokenize(title)):
+        weights[term] = weights.get(term, 1.0) * config.title_term_weight
+    code_terms = set(tokenize(" ".join(focus.code_identifiers)))
+    for term in code_terms:
+        if term in weights:
+            weights[term] *= config.code_term_weight
+    return weights
+
+
+def _bm25(docs: list[dict[str, int]], lengths: list[int], query: dict[str, float], idf_docs: list[dict[str, int]] | None, k1: float, b: float) -> list[float]:
+    n = len(docs)
+    if not n:
+        return []
+    avg = sum(lengths) / n or 1.0
+    base = idf_docs if idf_docs is not None else docs
+    nb = len(base)
+    scores = [0.0] * n
+    norms = [k1 * (1 - b + b * length / avg) for length in lengths]
+    for term, qw in query.items():
+        df = sum(1 for d in base if term in d)
+        if not df:
+            continue
+        idf = math.log(1 + (nb - df + 0.5) / (df + 0.5))
+        w = qw * idf
+        for i, d in enumerate(docs):
+            tf = d.get(term)
+            if tf:
+                scores[i] += w * tf * (k1 + 1) / (tf + norms[i])
+    return scores
+
+
+def _is_test(path: str) -> bool:
+    return bool(_TEST_PATH.search(path))
+
+
+def _is_doc(path: str) -> bool:
+    return bool(_DOC_PATH.search(path) or _NON_CODE.search(path))
+
+
+def _literal_keys(message: str) -> list[str]:
+    """Searchable fragments of a message: the parts between interpolated values."""
+    parts = re.split(r"""['"`]?\{[^}]*\}['"`]?|%[sdrif]|<[^>]+>|['"][^'"]{0,60}['"]|\b0x[0-9a-f]+\b|\b\d+(?:\.\d+)?\b""", message)
+    return sorted({p.strip(" :.,;") for p in parts if len(p.strip(" :.,;")) >= 12}, key=len, reverse=True)[:3]
+
+
+def rank(
+    corpus: Corpus,
+    text: str,
+    focus: Focus | None = None,
+    *,
+    pagerank: Mapping[str, float] | None = None,
+    config: RankConfig | None = None,
+) -> Ranking:
+    """Rank the corpus' files (and their symbols) for a report text."""
+    config = config or RankConfig()
+    focus = focus or Focus.from_text(text)
+    docs = corpus.docs
+    if not docs:
+        return Ranking([], 0.0, {})
+    query = _query(text, focus, config)
+    file_scores = _bm25([d.terms for d in docs], [d.length for d in docs], query, None, config.k1, config.b)
+    best_file = max(file_scores) or 1.0
+    parts: list[dict[str, float]] = [{"file": config.w_file * s / best_file} for s in file_scores]
+    reasons: list[list[str]] = [[] for _ in docs]
+    lines: list[list[int]] = [[] for _ in docs]
+    sym_reasons: dict[tuple[int, int], list[str]] = {}
+    sym_bonus: dict[tuple[int, int], float] = {}
+
+    def bump(i: int, key: str, value: float, why: str) -> None:
+        if value > parts[i].get(key, 0.0):
+            parts[i][key] = value
+        if why not in reasons[i]:
+            reasons[i].append(why)
+
+    def enclosing(i: int, line: int) -> int | None:
+        best = None
+        for j, s in enumerate(docs[i].symbols):
+            if s.start_line <= line <= s.end_line and (best is None or s.start_line >= docs[i].symbols[best].start_line):
+                best = j
+        return best
+
+    # Stack frames: innermost in-repository frame strongest.
+    paths = [d.path for d in docs]
+    matcher = PathMatcher(paths)
+    resolved = resolve_frames(focus.frames, matcher)
+    if resolved:
+        inner_last = [r for r in resolved if r[0].language in ("python", "generic")]
+        inner_first = [r for r in resolved if r[0].language not in ("python", "generic")]
+        ordered = list(reversed(inner_last)) + inner_first
+        for depth, (frame, path) in enumerate(ordered):
+            i = corpus.by_path[path]
+            value = config.w_frame if depth == 0 else config.w_frame * config.frame_decay / depth
+            bump(i, "frame", value, f"stack frame {frame.path}:{frame.line}" + (f" in {frame.function}" if frame.function else ""))
+            if frame.line:
+                lines[i].append(frame.line)
+                j = enclosing(i, frame.line)
+                if j is not None:
+                    sym_bonus[(i, j)] = sym_bonus.get((i, j), 0.0) + value
+                    sym_reasons.setdefault((i, j), []).append(f"stack frame line {frame.line}")
+
+    # Paths mentioned in the report.
+    for p in focus.paths:
+        hit = matcher.match(p)
+        if hit is not None:
+            bump(corpus.by_path[hit], "path", config.w_path, f"report mentions {p}")
+
+    # Modules imported in the report's code.
+    by_path = corpus.by_path
+    for k, module in enumerate(focus.imports):
+        for cand in module_candidates(module):
+            if cand in by_path:
+                bump(by_path[cand], "import", config.w_import / (1 + 0.1 * k), f"report imports {module}")
+                break
+
+    # Definitions named in the report.
+    names: dict[str, list[tuple[int, int]]] = {}
+    for i, d in enumerate(docs):
+        for j, s in enumerate(d.symbols):
+            names.setdefault(s.name, []).append((i, j))
+    code_idents = set(focus.code_identifiers)
+    # Names printed in stack frames are scored by the frames themselves.
+    frame_names = {re.split(r"[.:]", f.function)[-1] for f in focus.frames if f.function}
+    for ident in focus.identifiers:
+        if re.split(r"\.|::", ident)[-1] in frame_names and ident not in code_idents:
+            continue
+        pieces = re.split(r"\.|::", ident)
+        name = pieces[-1]
+        if len(name) < _MIN_MENTION_LEN or name not in names:
+            continue
+        hits = names[name]
+        qualifier = pieces[-2] if len(pieces) > 1 else None
+        if qualifier:
+            qualified = [(i, j) for i, j in hits if docs[i].symbols[j].qualname.split(".")[-2:-1] == [qualifier]
+                         or docs[i].path.rsplit("/", 1)[-1].split(".")[0] == qualifier]
+            if qualified:
+                hits = qualified
+        rarity = 1.0 / (1.0 + math.log(len(hits)))
+        strength = config.w_mention * rarity * (1.5 if ident in code_idents else 1.0) * (1.3 if qualifier else 1.0)
+        for i, j in hits[:25]:
+            bump(i, "mention", min(strength, config.w_mention * 1.5), f"defines `{docs[i].symbols[j].qualname}` named in the report")
+            sym_bonus[(i, j)] = max(sym_bonus.get((i, j), 0.0), strength)
+            sym_reasons.setdefault((i, j), []).append("named in the report")
+
+    # Literal messages quoted in the report.
+    for message in focus.messages[:8]:
+        for key in _literal_keys(message):
+            found = [p for p, t in corpus.texts.items() if key in t]
+            if 0 < len(found) <= 5:
+                for p in found:
+                    i = by_path[p]
+                    line = corpus.texts[p].count("\n", 0, corpus.texts[p].index(key)) + 1
+                    bump(i, "message", config.w_message / len(found), f"contains the message “{key[:60]}” (line {line})")
+                    lines[i].append(line)
+                    j = enclosing(i, line)
+                    if j is not None:
+                        sym_bonus[(i, j)] = sym_bonus.get((i, j), 0.0) + config.w_message
+                        sym_reasons.setdefault((i, j), []).append(f"contains the quoted message (line {line})")
+                break
+
+    # PageRank from the repo map.
+    if pagerank:
+        top_pr = max(pagerank.values()) or 1.0
+        for i, d in enumerate(docs):
+            pr = pagerank.get(d.path)
+            if pr:
+                parts[i]["pagerank"] = config.w_pagerank * math.sqrt(pr / top_pr)
+
+    # Symbol-level BM25 over a pool of promising files.
+    pre = [sum(p.values()) for p in parts]
+    pool = sorted(range(len(docs)), key=lambda i: -pre[i])[: config.symbol_pool]
+    sym_index: list[tuple[int, int]] = [(i, j) for i in pool for j in range(len(docs[i].symbols))]
+    sym_docs = [docs[i].symbol_terms[j] for i, j in sym_index]
+    sym_scores = _bm25(sym_docs, [sum(d.values()) for d in sym_docs], query, [d.terms for d in docs], config.k1, config.b)
+    best_sym = max(sym_scores, default=0.0) or 1.0
+    per_file_syms: dict[int, list[tuple[float, int]]] = {}
+    for (i, j), s in zip(sym_index, sym_scores):
+        norm = s / best_sym
+        per_file_syms.setdefault(i, []).append((norm + sym_bonus.get((i, j), 0.0), j))
+        if config.w_symbol * norm > parts[i].get("symbol", 0.0):
+            parts[i]["symbol"] = config.w_symbol * norm
+    for (i, j), bonus in sym_bonus.items():
+        if i not in per_file_syms or all(jj != j for _, jj in per_file_syms[i]):
+            per_file_syms.setdefault(i, []).append((bonus, j))
+
+    candidates: list[Candidate] = []
+    for i, d in enumerate(docs):
+        score = sum(parts[i].values())
+        if _is_test(d.path):
+            score *= config.test_factor
+        elif _is_doc(d.path):
+            score *= config.doc_factor
+        syms = sorted(per_file_syms.get(i, []), key=lambda x: -x[0])[:5]
+        candidates.append(
+            Candidate(
+                path=d.path,
+                score=score,
+                parts=parts[i],
+                symbols=[SymbolHit(d.symbols[j], s, sym_reasons.get((i, j), [])) for s, j in syms],
+                lines=lines[i],
+                reasons=reasons[i],
+            )
+        )
+    candidates.sort(key=lambda c: (-c.score, c.path))
+    return Ranking(candidates, _confidence(candidates), query)
+
+
+def _confidence(candidates: list[Candidate]) -> float:
+    if not candidates or candidates[0].score <= 0:
+        return 0.05
+    top = candidates[0]
+    second = candidates[1].score if len(candidates) > 1 else 0.0
+    margin = (top.score - second) / top.score
+    direct = sum(1 for k in ("frame", "message", "path", "mention") if top.parts.get(k))
+    conf = 0.2 + 0.45 * margin + 0.1 * direct
+    return round(max(0.05, min(0.9, conf)), 2)
+
+
+def affected_entries(ranking: Ranking, *, files: int = 5, prime_symbols: int = 2) -> list[tuple[str, str | None]]:
+    """The ranked (path, symbol) list a report cites: the prime suspect's best symbols, then one per file."""
+    out: list[tuple[str, str | None]] = []
+    for k, cand in enumerate(ranking.candidates[:files]):
+        syms = [s.span.qualname for s in cand.symbols[: prime_symbols if k == 0 else 1]]
+        if not syms:
+            out.append((cand.path, None))
+        out.extend((cand.path, s) for s in syms)
+    return out

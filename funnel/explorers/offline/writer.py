@@ -1,0 +1,246 @@
+"""The offline investigator's report: the shared markdown template, filled from the ranking and the lines read.
+
+Every claim is grounded: snippets are quoted from `read_range` output (or, for files not read, from the
+definition line itself), locations are `path:start-end` of real definitions, and the confidence comes
+from the ranking's score margin. With weak evidence the report says so and asks questions instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from funnel.explorers.offline.evidence import Read
+from funnel.explorers.offline.rank import Candidate, Ranking, SymbolHit
+from funnel.report_md import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
+from repomap.focus import Focus
+from schemas.enums import Complexity, Risk, Role
+
+__all__ = ("WriterConfig", "Citation", "plan_citations", "write_report")
+
+
+@dataclass(frozen=True)
+class WriterConfig:
+    """How much the report cites."""
+
+    files: int = 5
+    """Distinct files cited (the eval scores the first five)."""
+    prime_symbols: int = 2
+    """Definitions cited in the prime suspect (the rest get one each)."""
+    max_cited_lines: int = 60
+    """Longest line range cited for one definition (long ones are cut around the evidence)."""
+    snippet_lines: int = 6
+    """Most lines quoted per citation."""
+    low_confidence: float = 0.35
+    """Below this the report says the evidence is weak and asks open questions."""
+
+
+@dataclass
+class Citation:
+    """One affected-file entry before it is written."""
+
+    path: str
+    """File."""
+    start: int
+    """First cited line."""
+    end: int
+    """Last cited line."""
+    symbol: str | None
+    """Qualified name of the definition, if any."""
+    role: Role
+    """Cause for the prime suspect, related for the others."""
+    focus_lines: list[int] = field(default_factory=list)
+    """Lines the evidence points at (frames, messages), quoted first."""
+
+
+def _span_for(hit: SymbolHit | None, cand: Candidate, total_lines: int, config: WriterConfig) -> tuple[int, int]:
+    if hit is None:
+        line = cand.lines[0] if cand.lines else 1
+        return max(1, line - 5), min(max(total_lines, 1), line + 15)
+    start, end = hit.span.start_line, hit.span.end_line
+    if end - start + 1 > config.max_cited_lines:
+        anchor = next((ln for ln in cand.lines if start <= ln <= end), None)
+        if anchor is None:
+            end = start + config.max_cited_lines - 1
+        else:
+            start = max(start, anchor - config.max_cited_lines // 2)
+            end = min(hit.span.end_line, start + config.max_cited_lines - 1)
+    return start, max(start, end)
+
+
+def plan_citations(ranking: Ranking, texts: dict[str, str], config: WriterConfig | None = None) -> list[Citation]:
+    """The ranked locations to cite: the prime suspect's best definitions, then the best one of each next file."""
+    config = config or WriterConfig()
+    out: list[Citation] = []
+    for k, cand in enumerate(ranking.candidates[: config.files]):
+        total = texts.get(cand.path, "").count("\n") + 1
+        hits: list[SymbolHit | None] = list(cand.symbols[: config.prime_symbols if k == 0 else 1]) or [None]
+        for n, hit in enumerate(hits):
+            start, end = _span_for(hit, cand, total, config)
+            out.append(
+                Citation(
+                    path=cand.path,
+                    start=start,
+                    end=end,
+                    symbol=hit.span.qualname if hit is not None else None,
+                    role=Role.cause if k == 0 and n == 0 else Role.related,
+                    focus_lines=[ln for ln in cand.lines if start <= ln <= end],
+                )
+            )
+    return out
+
+
+def _quote(cite: Citation, reads: list[Read], texts: dict[str, str], config: WriterConfig) -> tuple[str, int | None]:
+    """Lines quoted verbatim for a citation (from what was read when possible) and the first quoted line number."""
+    shown: dict[int, str] = {}
+    for r in reads:
+        if r.path == cite.path:
+            shown.update(r.lines)
+    if not shown and cite.path in texts:
+        all_lines = texts[cite.path].split("\n")
+        shown = {i + 1: all_lines[i] for i in range(cite.start - 1, min(cite.end, len(all_lines)))}
+    anchor = cite.focus_lines[0] if cite.focus_lines else cite.start
+    if cite.focus_lines:
+        first = max(cite.start, anchor - 2)
+    else:
+        first = cite.start
+    picked = []
+    for ln in range(first, cite.end + 1):
+        if ln not in shown:
+            if picked:
+                break
+            continue
+        picked.append((ln, shown[ln]))
+        if len(picked) >= config.snippet_lines:
+            break
+    while picked and not picked[-1][1].strip():
+        picked.pop()
+    if not picked:
+        return "", None
+    return "\n".join(t for _, t in picked), picked[0][0]
+
+
+def write_report(
+    report_text: str,
+    focus: Focus,
+    ranking: Ranking,
+    reads: list[Read],
+    texts: dict[str, str],
+    *,
+    searched: dict[str, list[tuple[str, int]]] | None = None,
+    config: WriterConfig | None = None,
+) -> str:
+    """The markdown report for a ranking and the lines read, in the shared template."""
+    config = config or WriterConfig()
+    searched = searched or {}
+    cites = plan_citations(ranking, texts, config)
+    confidence = ranking.confidence
+    title = report_text.strip().split("\n", 1)[0].strip()[:160]
+    if not cites:
+        draft = ReportDraft(
+            summary=f"No code in the repository could be tied to the report “{title}”.",
+            root_cause=DraftRootCause(explanation="Not determined: nothing in the report matched the repository."),
+            confidence=0.05,
+            open_questions=_questions(focus, none_found=True),
+        )
+        return render_report(draft)
+
+    affected: list[DraftAffectedFile] = []
+    quotes: dict[int, tuple[str, int | None]] = {}
+    for n, cite in enumerate(cites):
+        snippet, first = _quote(cite, reads, texts, config)
+        quotes[n] = (snippet, first)
+        affected.append(
+            DraftAffectedFile(path=cite.path, line_start=cite.start, line_end=cite.end, symbol=cite.symbol,
+                              role=cite.role, evidence=snippet)  # fmt: skip
+        )
+    prime, top = cites[0], ranking.candidates[0]
+    where = f"`{prime.symbol}` in `{prime.path}`" if prime.symbol else f"`{prime.path}`"
+    weak = confidence < config.low_confidence
+    summary = (
+        f"The behaviour reported in “{title}” most likely comes from {where}."
+        if not weak
+        else f"Weak evidence only: “{title}” may involve {where}, but the report gives little to go on."
+    )
+    reasons = list(top.reasons)
+    for hit in top.symbols[:1]:
+        reasons.extend(r for r in hit.reasons if r not in reasons)
+    explanation_parts = [_lead(prime, top, focus, texts)]
+    if reasons:
+        explanation_parts.append("Evidence tying it to the report: " + "; ".join(reasons[:4]) + ".")
+    else:
+        explanation_parts.append("It is tied to the report only by shared vocabulary (no stack trace, message or named "
+                                 "definition points here).")  # fmt: skip
+    if weak:
+        explanation_parts.append("This is a lead to check, not an established cause.")
+    evidence = []
+    for n, cite in enumerate(cites[:4]):
+        s, f = quotes[n]
+        if s and f is not None:
+            shown = s.split("\n")
+            at = next((ln for ln in cite.focus_lines if f <= ln < f + len(shown)), f)
+            line = shown[at - f].strip()
+            f = at
+            evidence.append(f"`{cite.path}:{f}`" + (f" in `{cite.symbol}`" if cite.symbol else "") + f": `{line[:100]}`")
+    for pattern, hits in list(searched.items())[:2]:
+        if hits:
+            files = sorted({p for p, _ in hits})
+            evidence.append(f"Searching for “{pattern[:60]}” matched {len(hits)} line(s) in {', '.join(f'`{p}`' for p in files[:3])}.")
+        else:
+            evidence.append(f"Searching for “{pattern[:60]}” found no match in the repository.")
+    changes = [
+        DraftChange(
+            path=prime.path,
+            symbol=prime.symbol,
+            description=(
+                "Check this definition against the reported behaviour"
+                + (f" (the report shows: {focus.messages[0][:120]})" if focus.messages else "")
+                + " and correct the handling there; add a regression test reproducing the report."
+            ),
+        )
+    ]
+    span = prime.end - prime.start + 1
+    complexity = Complexity.small if span <= 60 else Complexity.medium
+    draft = ReportDraft(
+        summary=summary,
+        root_cause=DraftRootCause(explanation=" ".join(explanation_parts), evidence=evidence),
+        affected_files=affected,
+        proposed_changes=changes,
+        complexity=DraftRating(level=str(complexity), reason="the change is expected inside one definition"
+                               if complexity == Complexity.small else "the suspect definition is long"),
+        risk=DraftRating(level=str(Risk.medium), reason="not assessed beyond the suspect definition; callers may rely on the current behaviour"),
+        confidence=confidence,
+        open_questions=_questions(focus) if weak else [],
+    )
+    return render_report(draft)
+
+
+def _questions(focus: Focus, *, none_found: bool = False) -> list[str]:
+    out = []
+    if not focus.frames:
+        out.append("Can you share the full error output or stack trace?")
+    if not focus.code_blocks:
+        out.append("Can you share a minimal snippet or the exact steps that reproduce the problem?")
+    out.append("Which version or commit shows the problem, and what did you expect to happen instead?")
+    if none_found:
+        out.append("Which part of the project (module, command, page) is involved?")
+    return out
+
+
+def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) -> str:
+    """The first sentence of the root cause: what the strongest evidence says about the prime suspect."""
+    where = f"`{prime.symbol}` (`{prime.path}:{prime.start}-{prime.end}`)" if prime.symbol else f"`{prime.path}`"
+    lines = texts.get(prime.path, "").split("\n")
+    anchor = prime.focus_lines[0] if prime.focus_lines else None
+    code = lines[anchor - 1].strip() if anchor and 0 < anchor <= len(lines) else ""
+    error = f"{focus.errors[0]}: {focus.messages[0]}" if focus.errors and focus.messages else (
+        focus.messages[0] if focus.messages else (focus.errors[0] if focus.errors else ""))
+    if top.parts.get("frame") and code:
+        text = f"The reported stack trace passes through {where}; at line {anchor} it runs `{code[:120]}`"
+        return text + (f", where the failure “{error[:160]}” is raised." if error else ".")
+    if top.parts.get("message") and code:
+        return f"{where} produces the message quoted in the report: line {anchor} reads `{code[:160]}`."
+    if top.parts.get("mention"):
+        return f"The report names {where}, the best match for the described behaviour among the definitions it mentions."
+    if top.parts.get("path"):
+        return f"The report mentions `{prime.path}`, and {where} is its definition that best matches the description."
+    return f"{where} is the definition whose code and names best match the report's description."

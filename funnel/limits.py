@@ -1,0 +1,86 @@
+"""Limits of one investigation, as plain data: every budget, cap and threshold the harness enforces."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from funnel.errors import UserError
+
+__all__ = ("Limits",)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Limits:
+    """Budgets and caps for one investigation; the defaults aim at ~10 tool calls per run."""
+
+    explore_calls: int = 8
+    """Read-only tool calls allowed in the explore phase before the harness forces the deep-dive."""
+    deep_dive_reads: int = 4
+    """`read_range` calls allowed in the deep-dive phase before the harness forces the output phase."""
+    max_tool_calls: int = 24
+    """Hard cap on tool calls of a whole run (all attempts, control tools and refusals included)."""
+    max_iterations: int = 24
+    """Model requests allowed for the whole run (stop clause `step_budget`)."""
+    max_tokens: int = 600_000
+    """Input + output tokens allowed for the whole run (stop clause `cost_budget`)."""
+    max_cost_usd: float | None = 2.0
+    """Money allowed for the whole run when the model's prices are known; None disables the money cap."""
+    timeout_s: float = 900.0
+    """Wall-clock seconds for the whole run (stop clause `cost_budget`, detail `timeout`)."""
+    max_attempts: int = 2
+    """Verification attempts: a report that fails verification starts the next attempt with the findings."""
+    max_consecutive_tool_errors: int = 5
+    """Consecutive failed tool calls before the run stops with `error`."""
+    max_repeats: int = 2
+    """Identical tool calls (same tool, same arguments) allowed; the second is refused, the one after stops the run."""
+    model_retries: int = 3
+    """Retries of a failing model request (connection errors, 5xx, 429) before the run stops with `error`."""
+    retry_backoff_s: float = 1.0
+    """First backoff between model retries; doubled on each retry."""
+    output_retries: int = 2
+    """Times a cut-off or empty report is sent back to the model before the run stops."""
+    compaction_max_messages: int = 40
+    """Compact the history the model sees once it holds more messages than this."""
+    compaction_context_share: float = 0.6
+    """Compact once the history is estimated to fill this share of the context window."""
+    compaction_keep_recent: int = 8
+    """Most recent messages kept verbatim by compaction."""
+    summarizer_model: str | None = None
+    """PydanticAI model string used to summarize old tool results during compaction; None = deterministic elision."""
+    context_window: int = 128_000
+    """Context window of the explorer model, in tokens (used by compaction)."""
+    repo_map_tokens: int = 2048
+    """Token budget of the repo map shown in the system prompt."""
+    memory_file: str = "AGENTS.md"
+    """Repository file whose text is shown to the model as project notes, when present."""
+    memory_max_chars: int = 6000
+    """Cap on the characters of the repository memory file shown to the model."""
+    report_max_chars: int = 20_000
+    """Cap on the characters of the bug report shown to the model."""
+    command_timeout_s: float = 600.0
+    """Timeout of an external-command explorer, in seconds."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+                raise UserError(f"Limits.{f.name} must be >= 0, got {value!r}")
+        if self.max_attempts < 1:
+            raise UserError("Limits.max_attempts must be >= 1")
+        if not 0 < self.compaction_context_share <= 1:
+            raise UserError("Limits.compaction_context_share must be in (0, 1]")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The limits as a JSON-ready dict (recorded in the trace's start event)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Limits:
+        """Limits from a dict, ignoring unknown keys (older or newer traces)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def with_(self, **changes: Any) -> Limits:
+        """A copy with some limits changed."""
+        return replace(self, **changes)

@@ -1,0 +1,165 @@
+"""On-disk tags cache: one SQLite file, one row per (language, content hash), shared by every checkout.
+
+Identical files in different checkouts (or commits) of a repository share one entry; a changed file gets a
+new hash and is parsed alone. A stat pre-check (real path, size, mtime_ns) → hash avoids re-hashing unchanged
+files. WAL mode and a busy timeout let several worker processes use the cache at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from repomap.languages import grammar_versions
+from repomap.tags import FileTags
+
+CACHE_VERSION = 1
+"""Bump when the stored format or the extraction changes; old cache files are then left unused."""
+
+BINARY = b"binary"
+"""Stored in place of tags for files found to be binary."""
+
+_RACY_NS = 2_000_000_000
+"""Files modified this recently are not recorded in the stat pre-check (their mtime may not change on edit)."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tags (key BLOB PRIMARY KEY, core BLOB NOT NULL, refs BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+                                  key BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS graphs (key BLOB PRIMARY KEY, data BLOB NOT NULL, used_ns INTEGER NOT NULL);
+"""
+
+KEEP_GRAPHS = 12
+"""Reference graphs of whole trees kept for instant warm builds (older ones are dropped: they are large)."""
+
+
+def default_cache_dir() -> Path:
+    """`$BUGSLEUTH_CACHE_DIR/repomap`, else `~/.cache/bugsleuth/repomap`."""
+    base = os.environ.get("BUGSLEUTH_CACHE_DIR")
+    return Path(base) / "repomap" if base else Path.home() / ".cache" / "bugsleuth" / "repomap"
+
+
+def content_key(language: str, data: bytes) -> bytes:
+    """The cache key of a file: its language and a blake2b digest of its bytes."""
+    h = hashlib.blake2b(data, digest_size=16)
+    h.update(language.encode())
+    return h.digest()
+
+
+def encode(tags: FileTags) -> tuple[bytes, bytes]:
+    """The two stored blobs of a file's tags: what ranking needs, and the full reference list."""
+    core = pickle.dumps(
+        (tags.defs, tags.agg_names, tags.agg_kinds, tags.agg_counts, tags.parse_error), protocol=pickle.HIGHEST_PROTOCOL
+    )
+    refs = pickle.dumps((tags.ref_names, tags.ref_kinds, tags.ref_lines), protocol=pickle.HIGHEST_PROTOCOL)
+    return core, refs
+
+
+def decode_core(core: bytes) -> FileTags:
+    """Tags without the per-line reference list (loaded on demand)."""
+    defs, agg_names, agg_kinds, agg_counts, parse_error = pickle.loads(core)
+    return FileTags(defs, "", b"", b"", agg_names, agg_kinds, agg_counts, parse_error)
+
+
+class TagCache:
+    """The tags cache in `cache_dir`; `None` keeps it in memory only (nothing persists)."""
+
+    def __init__(self, cache_dir: Path | None) -> None:
+        digest = hashlib.blake2b(grammar_versions().encode(), digest_size=6).hexdigest()
+        self.path: Path | None = None
+        self.persistent = False
+        if cache_dir is not None:
+            try:
+                cache_dir.mkdir(parents=True, exist_ok=True)
+                self.path = cache_dir / f"tags-v{CACHE_VERSION}-{digest}.sqlite"
+                self._db = self._open(str(self.path))
+                self.persistent = True
+            except (OSError, sqlite3.Error):
+                self.path = None
+        if not self.persistent:
+            self._db = self._open(":memory:")
+
+    @staticmethod
+    def _open(target: str) -> sqlite3.Connection:
+        db = sqlite3.connect(target, timeout=60, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA busy_timeout = 60000")
+        if target != ":memory:":
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+        db.executescript(_SCHEMA)
+        return db
+
+    def close(self) -> None:
+        """Release the database connection."""
+        self._db.close()
+
+    def known_files(self, real_root: str) -> dict[str, tuple[int, int, bytes]]:
+        """Stat pre-check rows under a real directory path: real path → (size, mtime_ns, key)."""
+        prefix = real_root.rstrip("/") + "/"
+        rows = self._db.execute(
+            "SELECT path, size, mtime_ns, key FROM files WHERE path >= ? AND path < ?", (prefix, prefix[:-1] + "0")
+        )
+        return {path: (size, mtime, key) for path, size, mtime, key in rows}
+
+    def load_core(self, keys: Iterable[bytes]) -> dict[bytes, bytes]:
+        """Stored core blobs of the given keys that are present."""
+        keys = list(keys)
+        out: dict[bytes, bytes] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            marks = ",".join("?" * len(chunk))
+            out.update(self._db.execute(f"SELECT key, core FROM tags WHERE key IN ({marks})", chunk))
+        return out
+
+    def load_refs(self, key: bytes) -> bytes | None:
+        """The stored reference blob of one key."""
+        row = self._db.execute("SELECT refs FROM tags WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def store(self, rows: list[tuple[bytes, bytes, bytes]], stats: list[tuple[str, int, int, bytes]]) -> None:
+        """Add tag rows `(key, core, refs)` and pre-check rows `(real path, size, mtime_ns, key)` in one transaction."""
+        if not rows and not stats:
+            return
+        now = time.time_ns()
+        fresh = [s for s in stats if now - s[2] > _RACY_NS]
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany("INSERT OR IGNORE INTO tags (key, core, refs) VALUES (?, ?, ?)", rows)
+            self._db.executemany("INSERT OR REPLACE INTO files (path, size, mtime_ns, key) VALUES (?, ?, ?, ?)", fresh)
+            self._db.execute("COMMIT")
+        except sqlite3.Error:
+            try:
+                self._db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def load_graph(self, key: bytes) -> bytes | None:
+        """A stored reference-graph snapshot of a whole tree, or None."""
+        try:
+            row = self._db.execute("SELECT data FROM graphs WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            return None
+        return row[0] if row else None
+
+    def store_graph(self, key: bytes, data: bytes) -> None:
+        """Keep a reference-graph snapshot, dropping all but the most recent `KEEP_GRAPHS`."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(
+                "INSERT OR REPLACE INTO graphs (key, data, used_ns) VALUES (?, ?, ?)", (key, data, time.time_ns())
+            )
+            self._db.execute(
+                "DELETE FROM graphs WHERE key NOT IN (SELECT key FROM graphs ORDER BY used_ns DESC LIMIT ?)",
+                (KEEP_GRAPHS,),
+            )
+            self._db.execute("COMMIT")
+        except sqlite3.Error:
+            try:
+                self._db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass

@@ -1,0 +1,99 @@
+"""Limits and switches of the repo map, as plain data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_EXCLUDE_DIRS: tuple[str, ...] = (
+    "node_modules",
+    "vendor",
+    "third_party",
+    ".venv",
+    "venv",
+    "site-packages",
+    "__pycache__",
+    "build",
+    "dist",
+    "target",
+    "out",
+    ".next",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hg",
+    ".svn",
+    "bower_components",
+)
+"""Directory names never walked into: dependencies, virtualenvs, caches and build outputs."""
+
+DEFAULT_EXCLUDE_FILES: tuple[str, ...] = (
+    "*.min.js",
+    "*.min.css",
+    "*.map",
+    "*_pb2.py",
+    "*_pb2_grpc.py",
+    "*.pb.go",
+    "*.generated.*",
+    "*.lock",
+    "package-lock.json",
+    "pnpm-lock.yaml",
+    "yarn.lock",
+    "poetry.lock",
+    "Cargo.lock",
+    "Gemfile.lock",
+    "go.sum",
+    "composer.lock",
+    # secrets: never indexed, so never shown in the map (mirrors funnel.sandbox.SECRET_GLOBS)
+    ".env*",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".netrc",
+    ".pypirc",
+    ".npmrc",
+    ".htpasswd",
+    "credentials*",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "**/.ssh/**",
+    "**/.aws/**",
+    "**/.gnupg/**",
+)
+"""File-name patterns (gitignore syntax) of minified, generated and lock files, and of secret files."""
+
+
+@dataclass(frozen=True)
+class MapConfig:
+    """What the walker skips and how the map is built."""
+
+    exclude_dirs: tuple[str, ...] = DEFAULT_EXCLUDE_DIRS
+    """Directory names skipped wherever they appear."""
+    exclude_files: tuple[str, ...] = DEFAULT_EXCLUDE_FILES
+    """Extra gitignore-style patterns, applied at the repository root like a top-level `.gitignore`."""
+    extra_excludes: tuple[str, ...] = ()
+    """More gitignore-style patterns on top of the defaults (the usual knob to turn)."""
+    honour_gitignore: bool = True
+    """Read `.gitignore` files (nested ones too) and `.git/info/exclude`."""
+    max_file_bytes: int = 1_000_000
+    """Files larger than this are skipped as too large."""
+    sniff_bytes: int = 8192
+    """How much of a file's head is searched for a NUL byte to call it binary."""
+    follow_symlinks: bool = True
+    """Follow directory and file symlinks (loops and escapes are skipped and counted)."""
+    parallel_threshold: int = 200
+    """Cold parses of more files than this run in a process pool."""
+    workers: int = 2
+    """Process pool size for cold parses."""
+    max_signature_chars: int = 200
+    """Signatures are trimmed to this many characters."""
+
+    @property
+    def file_patterns(self) -> tuple[str, ...]:
+        """Every file-level exclusion pattern, defaults first."""
+        return self.exclude_files + self.extra_excludes

@@ -1,0 +1,114 @@
+"""File extension → tree-sitter grammar and tags queries; each language is compiled once per process and reused."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+QUERY_DIR = Path(__file__).parent / "queries"
+
+
+@dataclass(frozen=True)
+class LanguageSpec:
+    """Where one language's grammar lives and which files it parses."""
+
+    name: str
+    """Language name; also the stem of its query files (`queries/<name>-defs.scm`, `-refs.scm`)."""
+    module: str
+    """The grammar wheel's import name."""
+    function: str
+    """The function of `module` returning the language pointer."""
+    extensions: tuple[str, ...]
+    """Lower-case file extensions, with the dot."""
+    query_name: str = ""
+    """Stem of the query files when it differs from `name` (TSX reuses TypeScript's)."""
+    family: str = ""
+    """Languages of one family reference each other's names (JS/TS, C/C++); default: the name."""
+
+
+LANGUAGES: tuple[LanguageSpec, ...] = (
+    LanguageSpec("python", "tree_sitter_python", "language", (".py", ".pyi")),
+    LanguageSpec("javascript", "tree_sitter_javascript", "language", (".js", ".jsx", ".mjs", ".cjs"), family="js"),
+    LanguageSpec("typescript", "tree_sitter_typescript", "language_typescript", (".ts", ".mts", ".cts"), family="js"),
+    LanguageSpec("tsx", "tree_sitter_typescript", "language_tsx", (".tsx",), query_name="typescript", family="js"),
+    LanguageSpec("go", "tree_sitter_go", "language", (".go",)),
+    LanguageSpec("java", "tree_sitter_java", "language", (".java",)),
+    LanguageSpec("rust", "tree_sitter_rust", "language", (".rs",)),
+    LanguageSpec("c", "tree_sitter_c", "language", (".c", ".h"), family="c"),
+    LanguageSpec("cpp", "tree_sitter_cpp", "language", (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++"), family="c"),
+    LanguageSpec("ruby", "tree_sitter_ruby", "language", (".rb", ".rake", ".gemspec")),
+)
+"""Every supported language."""
+
+FAMILY: dict[str, str] = {spec.name: spec.family or spec.name for spec in LANGUAGES}
+"""Language name → family name."""
+BY_NAME: dict[str, LanguageSpec] = {spec.name: spec for spec in LANGUAGES}
+BY_EXTENSION: dict[str, LanguageSpec] = {ext: spec for spec in LANGUAGES for ext in spec.extensions}
+EXTENSIONS: frozenset[str] = frozenset(BY_EXTENSION)
+"""Every extension with a grammar."""
+
+
+def language_for(path: str) -> LanguageSpec | None:
+    """The language of a file, from its extension; None when unsupported."""
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return BY_EXTENSION.get(name[dot:].lower()) if dot > 0 else None
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """A compiled language: parser and the two tags queries."""
+
+    spec: LanguageSpec
+    """Which language."""
+    language: Any
+    """The `tree_sitter.Language`."""
+    parser: Any
+    """A `tree_sitter.Parser` for it (not thread-safe: one process, one parser)."""
+    defs: Any
+    """Query capturing definitions: `@def.<kind>` on the node, `@name` on its name, optional `@receiver`;
+    `@scope` marks containers that qualify names without being definitions (Rust `impl`)."""
+    refs: Any
+    """Query capturing references: `@ref.<kind>` on the referenced name."""
+
+
+@cache
+def grammar(name: str) -> Grammar:
+    """The compiled grammar and queries of a language, built on first use."""
+    from tree_sitter import Language, Parser, Query
+
+    spec = BY_NAME[name]
+    module = importlib.import_module(spec.module)
+    language = Language(getattr(module, spec.function)())
+    stem = spec.query_name or spec.name
+    defs = Query(language, (QUERY_DIR / f"{stem}-defs.scm").read_text(encoding="utf-8"))
+    refs = Query(language, (QUERY_DIR / f"{stem}-refs.scm").read_text(encoding="utf-8"))
+    return Grammar(spec, language, Parser(language), defs, refs)
+
+
+@cache
+def grammar_versions() -> str:
+    """Versions of tree-sitter and every grammar wheel plus a digest of the queries: part of the cache key.
+
+    Read from the dist-info directory names (cheap) rather than `importlib.metadata` (slow on the warm path).
+    """
+    import hashlib
+
+    parts: list[str] = []
+    spec = importlib.util.find_spec("tree_sitter")
+    if spec is not None and spec.origin:
+        site = Path(spec.origin).parent.parent
+        try:
+            parts = sorted(n for n in os.listdir(site) if n.startswith("tree_sitter") and n.endswith(".dist-info"))
+        except OSError:
+            parts = []
+    digest = hashlib.blake2b(digest_size=8)
+    for path in sorted(QUERY_DIR.glob("*.scm")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return ";".join(parts) + ";q=" + digest.hexdigest()

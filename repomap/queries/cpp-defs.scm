@@ -1,0 +1,15 @@
+(namespace_definition name: (namespace_identifier) @name) @def.module
+(class_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.class
+(struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.struct
+(union_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.struct
+(enum_specifier name: (type_identifier) @name body: (enumerator_list)) @def.enum
+(function_definition declarator: (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name) (destructor_name)] @name)) @def.function
+(function_definition
+  declarator: [(pointer_declarator) (reference_declarator)
+    (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name)] @name)]) @def.function
+(field_declaration declarator: (function_declarator declarator: (field_identifier) @name)) @def.method
+(declaration declarator: (function_declarator declarator: (qualified_identifier) @name)) @def.function
+(type_definition declarator: (type_identifier) @name) @def.type
+(alias_declaration name: (type_identifier) @name) @def.type
+(preproc_function_def name: (identifier) @name) @def.macro
+(preproc_def name: (identifier) @name) @def.constant

@@ -1,0 +1,18 @@
+(call_expression function: (identifier) @ref.call)
+(call_expression function: (member_expression property: (property_identifier) @ref.call))
+(new_expression constructor: (identifier) @ref.call)
+(new_expression constructor: (member_expression property: (property_identifier) @ref.call))
+(import_statement source: (string (string_fragment) @ref.import))
+(import_specifier name: (identifier) @ref.import)
+(import_clause (identifier) @ref.import)
+(call_expression
+  function: (identifier) @_require
+  arguments: (arguments (string (string_fragment) @ref.import))
+  (#eq? @_require "require"))
+(class_heritage (identifier) @ref.base)
+(class_heritage (member_expression property: (property_identifier) @ref.base))
+(decorator (identifier) @ref.decorator)
+(decorator (call_expression function: (identifier) @ref.decorator))
+(decorator (member_expression property: (property_identifier) @ref.decorator))
+(jsx_opening_element name: (identifier) @ref.call)
+(jsx_self_closing_element name: (identifier) @ref.call)

@@ -1,0 +1,393 @@
+"""Build a repository map: walk, tag (cached by content hash), rank for a focus, render within a token budget."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from repomap import cache as _cache
+from repomap._parse import parse_all
+from repomap.config import MapConfig
+from repomap.focus import Focus
+from repomap.index import SymbolIndex
+from repomap.languages import EXTENSIONS, FAMILY, language_for
+from repomap.rank import Graph, Ranking, build_graph, rank
+from repomap.render import RenderInput, render_map
+from repomap.tags import Definition, FileTags, Reference
+from repomap.walk import SkipReason, WalkResult, walk_files
+
+
+_GRAPH_VERSION = 1
+"""Bump when `build_graph` changes: stored graph snapshots are keyed by it."""
+_SNAPSHOT_MIN_FILES = 200
+"""Smaller trees rebuild their graph faster than a snapshot loads."""
+
+
+class MapInputError(ValueError):
+    """The caller's fault: the root to map does not exist or is not a directory."""
+
+
+@dataclass(frozen=True)
+class RankedFile:
+    """One indexed file and its score for the map's focus."""
+
+    path: str
+    """Repository-relative POSIX path."""
+    score: float
+    """Higher is more relevant; scores of one map sum to about 1 (2 with a focus)."""
+
+
+@dataclass(frozen=True)
+class RankedSymbol:
+    """One definition and its score for the map's focus."""
+
+    definition: Definition
+    """The definition."""
+    score: float
+    """Higher is more relevant."""
+
+
+@dataclass
+class MapStats:
+    """How a map was built."""
+
+    files_indexed: int = 0
+    """Files with a grammar that were tagged."""
+    skipped: dict[str, int] = field(default_factory=dict)
+    """Skipped entries per `SkipReason` value."""
+    parse_errors: int = 0
+    """Indexed files whose syntax tree had errors (their parsable parts were still tagged)."""
+    cache_hits: int = 0
+    """Files whose tags came from the cache."""
+    cache_misses: int = 0
+    """Files parsed in this build."""
+    definitions: int = 0
+    """Definitions across all indexed files."""
+    languages: dict[str, int] = field(default_factory=dict)
+    """Indexed files per language."""
+    seconds: float = 0.0
+    """Wall time of the build (or of the re-ranking, for `refocus`)."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds per phase (walk, hash, load, parse, graph, rank, render)."""
+    cache_path: str | None = None
+    """The SQLite cache file, or None when the cache is in memory only."""
+
+
+@dataclass
+class _Corpus:
+    """A tagged tree, independent of focus: shared by a map and its refocused copies."""
+
+    root: Path
+    paths: list[str]
+    tags: list[FileTags]
+    keys: list[bytes]
+    languages: dict[str, int]
+    graph: Graph
+    cache: _cache.TagCache
+    stats: MapStats
+    position: dict[str, int]
+
+
+class RepoMap:
+    """A ranked, rendered map of one tree for one focus. Build with `build_repo_map`."""
+
+    def __init__(self, corpus: _Corpus, focus: Focus | None, token_budget: int, stats: MapStats) -> None:
+        started = time.perf_counter()
+        self._corpus = corpus
+        self.focus = focus
+        """The focus the map was ranked for (None: plain PageRank)."""
+        self.token_budget = token_budget
+        """The token budget `text` fits."""
+        self.root = corpus.root
+        """The mapped directory."""
+        self.stats = stats
+        """How it was built."""
+        self._ranking: Ranking = rank(corpus.graph, focus)
+        scores = self._ranking.file_scores.tolist()
+        order = sorted(range(len(corpus.paths)), key=lambda i: (-scores[i], corpus.paths[i]))
+        self._order = order
+        self.files: list[RankedFile] = [RankedFile(corpus.paths[i], scores[i]) for i in order]
+        """Every indexed file, best first."""
+        self._symbols: list[RankedSymbol] | None = None
+        self.index = SymbolIndex(self._load_definitions, corpus.paths, {corpus.paths[i]: r for r, i in enumerate(order)})
+        """Definition lookup over the whole tree."""
+        t = time.perf_counter()
+        stats.timings["rank"] = t - started
+        self.text, self.files_shown = self._render(token_budget)
+        stats.timings["render"] = time.perf_counter() - t
+
+    def _load_definitions(self, path: str) -> list[Definition]:
+        i = self._corpus.position.get(path)
+        return self._corpus.tags[i].definitions(path) if i is not None else []
+
+    def _symbol_scores(self, fi: int) -> list[float]:
+        defs = self._corpus.tags[fi].defs
+        if not defs:
+            return []
+        graph = self._corpus.graph
+        names = graph.names
+        family = graph.families[fi]
+        m = max(len(names), 1)
+        keys = np.array([fi * m + names.get((family, d[0]), m) for d in defs], dtype=np.int64)
+        incoming = self._ranking.incoming(keys).tolist()
+        mentioned = self._ranking.mentioned
+        fs = float(self._ranking.file_scores[fi])
+        out: list[float] = []
+        for d, s in zip(defs, incoming):
+            s += fs * (1e-3 if "." not in d[1] else 5e-4)
+            if mentioned and (d[0] in mentioned or d[1] in mentioned or ".".join(d[1].split(".")[-2:]) in mentioned):
+                s += fs
+            out.append(s)
+        return out
+
+    def _render(self, token_budget: int) -> tuple[str, int]:
+        corpus = self._corpus
+        # only the best files can fit; widen the window when everything offered fits
+        window = token_budget // 25 + 10
+        while True:
+            top = self._order[:window]
+            inp = RenderInput(
+                paths=[corpus.paths[i] for i in top],
+                scores=[float(self._ranking.file_scores[i]) for i in top],
+                defs=[list(corpus.tags[i].defs) for i in top],
+                symbol_scores=[self._symbol_scores(i) for i in top],
+                languages=corpus.languages,
+                all_paths=corpus.paths,
+            )
+            text, shown, complete = render_map(inp, token_budget)
+            if not complete or window >= len(self._order):
+                return text, shown
+            window *= 4
+
+    @property
+    def symbols(self) -> list[RankedSymbol]:
+        """Every definition, best first."""
+        if self._symbols is None:
+            ranked: list[tuple[float, str, int, RankedSymbol]] = []
+            for fi, path in enumerate(self._corpus.paths):
+                scores = self._symbol_scores(fi)
+                for d, s in zip(self._corpus.tags[fi].definitions(path), scores):
+                    ranked.append((-s, path, d.start_line, RankedSymbol(d, s)))
+            ranked.sort(key=lambda r: r[:3])
+            self._symbols = [r[3] for r in ranked]
+        return self._symbols
+
+    def definitions(self, path: str) -> list[Definition]:
+        """Definitions of one file in line order (empty when the file is not indexed)."""
+        return self.index.definitions(path)
+
+    def references_of(self, path: str) -> list[Reference]:
+        """References made by one file, in line order."""
+        i = self._corpus.position.get(path)
+        if i is None:
+            return []
+        blob = self._corpus.cache.load_refs(self._corpus.keys[i])
+        if blob is None:
+            return []
+        names, kinds, lines = pickle.loads(blob)
+        return FileTags(ref_names=names, ref_kinds=kinds, ref_lines=lines).references(path)
+
+    @property
+    def references(self) -> list[Reference]:
+        """Every reference of every indexed file, by path then line."""
+        return [r for path in self._corpus.paths for r in self.references_of(path)]
+
+    def refocus(self, focus: str | Focus | None, token_budget: int | None = None) -> RepoMap:
+        """The same tree ranked and rendered for another focus (no walking or parsing)."""
+        started = time.perf_counter()
+        base = self._corpus.stats
+        stats = MapStats(
+            files_indexed=base.files_indexed,
+            skipped=dict(base.skipped),
+            parse_errors=base.parse_errors,
+            cache_hits=base.cache_hits,
+            cache_misses=base.cache_misses,
+            definitions=base.definitions,
+            languages=dict(base.languages),
+            cache_path=base.cache_path,
+        )
+        result = RepoMap(self._corpus, _as_focus(focus), token_budget or self.token_budget, stats)
+        stats.seconds = time.perf_counter() - started
+        return result
+
+
+def _as_focus(focus: str | Focus | None) -> Focus | None:
+    if focus is None or isinstance(focus, Focus):
+        return focus
+    return Focus.from_text(focus)
+
+
+def _collect(
+    root: Path, walked: WalkResult, config: MapConfig, cache: _cache.TagCache, stats: MapStats
+) -> tuple[list[str], list[FileTags], list[bytes], dict[str, int]]:
+    """Hash (or pre-check), load cached tags and parse the rest; skipped files are counted in `walked`."""
+    t = time.perf_counter()
+    real_root = os.path.realpath(root)
+    known = cache.known_files(real_root) if cache.persistent else {}
+    keys: dict[str, bytes] = {}
+    langs: dict[str, str] = {}
+    to_parse: list[tuple[bytes, str, bytes]] = []
+    stat_rows: list[tuple[str, int, int, bytes]] = []
+    pending: dict[str, bytes] = {}
+    for f in walked.files:
+        spec = language_for(f.path)
+        if spec is None:
+            walked.skip(SkipReason.unsupported)
+            continue
+        langs[f.path] = spec.name
+        real = f"{real_root}/{f.path}"
+        hit = known.get(real)
+        if hit is not None and hit[0] == f.size and hit[1] == f.mtime_ns:
+            keys[f.path] = hit[2]
+            continue
+        try:
+            with open(root / f.path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            walked.skip(SkipReason.unreadable)
+            continue
+        if b"\0" in data[: config.sniff_bytes]:
+            key = _cache.content_key(spec.name, data)
+            keys[f.path] = key
+            pending[f.path] = _cache.BINARY
+        else:
+            key = _cache.content_key(spec.name, data)
+            keys[f.path] = key
+            pending[f.path] = data
+        stat_rows.append((real, f.size, f.mtime_ns, key))
+    stats.timings["hash"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    stored = cache.load_core(dict.fromkeys(keys.values()))
+    stats.timings["load"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    new_rows: list[tuple[bytes, bytes, bytes]] = []
+    jobs: list[tuple[bytes, str, bytes]] = []
+    queued: set[bytes] = set()
+    for path, key in keys.items():
+        if key in stored or key in queued:
+            continue
+        data = pending.get(path)
+        if data is None:  # pre-check said known but the row is gone: read again
+            try:
+                data = (root / path).read_bytes()
+            except OSError:
+                continue
+            if b"\0" in data[: config.sniff_bytes]:
+                data = _cache.BINARY
+        queued.add(key)
+        if data is _cache.BINARY:
+            new_rows.append((key, _cache.BINARY, b""))
+            stored[key] = _cache.BINARY
+        else:
+            jobs.append((key, langs[path], data))
+    rows = parse_all(
+        jobs, max_signature_chars=config.max_signature_chars, workers=config.workers, threshold=config.parallel_threshold
+    )
+    for key, core, refs, _err in rows:
+        stored[key] = core
+        new_rows.append((key, core, refs))
+    stats.cache_misses = len(rows)
+    stats.timings["parse"] = time.perf_counter() - t
+    cache.store(new_rows, stat_rows)
+
+    paths: list[str] = []
+    tags: list[FileTags] = []
+    key_list: list[bytes] = []
+    languages: dict[str, int] = {}
+    decoded: dict[bytes, FileTags] = {}
+    parsed_keys = {r[0] for r in rows}
+    for path in sorted(keys):
+        key = keys[path]
+        core = stored.get(key)
+        if core is None:
+            walked.skip(SkipReason.unreadable)
+            continue
+        if core == _cache.BINARY:
+            walked.skip(SkipReason.binary)
+            continue
+        ft = decoded.get(key)
+        if ft is None:
+            ft = decoded[key] = _cache.decode_core(core)
+        if key not in parsed_keys:
+            stats.cache_hits += 1
+        paths.append(path)
+        tags.append(ft)
+        key_list.append(key)
+        languages[langs[path]] = languages.get(langs[path], 0) + 1
+        stats.parse_errors += ft.parse_error
+        stats.definitions += len(ft.defs)
+    return paths, tags, key_list, languages
+
+
+def _graph(paths: list[str], tags: list[FileTags], keys: list[bytes], cache: _cache.TagCache) -> Graph:
+    """The tree's reference graph, from the snapshot cache when the exact same set of files was seen."""
+    families = [FAMILY[language_for(p).name] for p in paths]
+    digest = hashlib.blake2b(f"graph-v{_GRAPH_VERSION}".encode(), digest_size=16)
+    for path, key, fam in zip(paths, keys, families):
+        digest.update(f"{path}\0{fam}\0".encode())
+        digest.update(key)
+    snapshot_key = digest.digest()
+    blob = cache.load_graph(snapshot_key) if cache.persistent else None
+    if blob is not None:
+        try:
+            return Graph(paths, families, *pickle.loads(blob))
+        except Exception:  # a damaged snapshot is rebuilt, never fatal
+            pass
+    graph = build_graph(paths, tags, families)
+    if cache.persistent and len(paths) >= _SNAPSHOT_MIN_FILES:
+        cache.store_graph(snapshot_key, pickle.dumps(_graph_state(graph), protocol=pickle.HIGHEST_PROTOCOL))
+    return graph
+
+
+def _graph_state(graph: Graph) -> tuple:
+    narrow = (np.int32, np.int32, np.float64, np.int32, np.int32, np.int32, np.float64)
+    arrays = (graph.src, graph.dst, graph.weight, graph.sym_src, graph.sym_dst, graph.sym_name, graph.sym_weight)
+    packed = tuple(a.astype(t) for a, t in zip(arrays, narrow))
+    return (*packed, graph.names, graph.by_name, graph.definers, graph.module_files, graph.suffixes)
+
+
+def build_repo_map(
+    root: Path | str,
+    *,
+    focus: str | Focus | None = None,
+    token_budget: int = 2048,
+    config: MapConfig | None = None,
+    cache_dir: Path | str | None = None,
+) -> RepoMap:
+    """Map the tree at `root`: every supported file tagged (cached by content), ranked for `focus`, rendered.
+
+    `cache_dir` defaults to `$BUGSLEUTH_CACHE_DIR/repomap` (else `~/.cache/bugsleuth/repomap`).
+    Raises `MapInputError` when `root` is missing or not a directory.
+    """
+    started = time.perf_counter()
+    root = Path(root)
+    if not root.exists():
+        raise MapInputError(f"no such directory: {root}")
+    if not root.is_dir():
+        raise MapInputError(f"not a directory: {root}")
+    config = config or MapConfig()
+    stats = MapStats()
+    t = time.perf_counter()
+    walked = walk_files(root, config, extensions=EXTENSIONS, sniff=False)
+    stats.timings["walk"] = time.perf_counter() - t
+    cache = _cache.TagCache(Path(cache_dir) if cache_dir is not None else _cache.default_cache_dir())
+    stats.cache_path = str(cache.path) if cache.path else None
+    paths, tags, keys, languages = _collect(root, walked, config, cache, stats)
+    t = time.perf_counter()
+    graph = _graph(paths, tags, keys, cache)
+    stats.timings["graph"] = time.perf_counter() - t
+    stats.files_indexed = len(paths)
+    stats.skipped = dict(sorted(walked.skipped.items()))
+    stats.languages = dict(sorted(languages.items()))
+    corpus = _Corpus(root, paths, tags, keys, stats.languages, graph, cache, stats, {p: i for i, p in enumerate(paths)})
+    repo_map = RepoMap(corpus, _as_focus(focus), token_budget, stats)
+    stats.seconds = time.perf_counter() - started
+    return repo_map

@@ -1,0 +1,256 @@
+"""Definitions and references of one file, extracted with tree-sitter tags queries.
+
+Syntax errors do not stop extraction (whatever parses is kept); invalid UTF-8 is decoded with replacement.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import NamedTuple
+
+from repomap.languages import grammar
+
+
+class DefKind(StrEnum):
+    """What a definition defines."""
+
+    class_ = "class"
+    function = "function"
+    method = "method"
+    interface = "interface"
+    struct = "struct"
+    enum = "enum"
+    trait = "trait"
+    type = "type"
+    module = "module"
+    constant = "constant"
+    macro = "macro"
+
+
+class RefKind(StrEnum):
+    """How a name is referenced."""
+
+    call = "call"
+    import_ = "import"
+    base = "base"
+    decorator = "decorator"
+    annotation = "annotation"
+
+
+DEF_KINDS: dict[str, DefKind] = {k.value: k for k in DefKind}
+REF_KINDS: tuple[RefKind, ...] = tuple(RefKind)
+"""Reference kinds by their one-byte code in the cache (the position in this tuple)."""
+_REF_CODE: dict[str, int] = {k.value: i for i, k in enumerate(REF_KINDS)}
+_TRAILING_COMMENT = re.compile(r"([:{)])[ \t]*(?:#|//)[^\n]*", re.MULTILINE)
+_CLASS_LIKE = frozenset({"class", "struct", "interface", "trait", "enum", "scope"})
+
+
+class Definition(NamedTuple):
+    """One named definition in a file."""
+
+    name: str
+    """The plain name (`parse`)."""
+    qualname: str
+    """Name qualified by its enclosing definitions (`Parser.parse`, Go `(*T).M` as `T.M`)."""
+    kind: DefKind
+    """What it defines."""
+    path: str
+    """Repository-relative POSIX path of the file."""
+    start_line: int
+    """First line (1-based) of the definition node (decorators excluded)."""
+    end_line: int
+    """Last line (1-based), inclusive."""
+    signature: str
+    """The header up to the body, whitespace collapsed and trimmed (`def parse(text: str) -> Doc`)."""
+
+
+class Reference(NamedTuple):
+    """One use of a name in a file."""
+
+    name: str
+    """The referenced name; imports keep the module path as written (`a.b`, `./util`)."""
+    kind: RefKind
+    """Call, import, base class, decorator or type annotation."""
+    path: str
+    """Repository-relative POSIX path of the referencing file."""
+    line: int
+    """Line (1-based) of the reference."""
+
+
+@dataclass(frozen=True)
+class FileTags:
+    """Everything extracted from one file, in the compact form stored in the cache.
+
+    `defs` holds `(name, qualname, kind, start_line, end_line, signature)` tuples in line order; references are
+    three parallel columns sorted by (line, kind, name); `agg_*` sum references per (name, kind) for ranking.
+    """
+
+    defs: tuple[tuple[str, str, str, int, int, str], ...] = ()
+    """Definitions, in line order."""
+    ref_names: str = ""
+    """Referenced names joined by NUL."""
+    ref_kinds: bytes = b""
+    """One `REF_KINDS` code per reference."""
+    ref_lines: bytes = b""
+    """`array('I')` of lines, one per reference."""
+    agg_names: str = ""
+    """Distinct (name, kind) pairs: names joined by NUL."""
+    agg_kinds: bytes = b""
+    """Kind code per distinct pair."""
+    agg_counts: bytes = b""
+    """`array('I')` count per distinct pair."""
+    parse_error: bool = False
+    """The tree had syntax errors (what parsed was still extracted)."""
+
+    def definitions(self, path: str) -> list[Definition]:
+        """The definitions as `Definition` objects of file `path`."""
+        kinds = DEF_KINDS
+        return [Definition(d[0], d[1], kinds[d[2]], path, d[3], d[4], d[5]) for d in self.defs]
+
+    def references(self, path: str) -> list[Reference]:
+        """The references as `Reference` objects of file `path`."""
+        if not self.ref_names:
+            return []
+        lines = array("I")
+        lines.frombytes(self.ref_lines)
+        kinds = REF_KINDS
+        return [
+            Reference(name, kinds[code], path, line)
+            for name, code, line in zip(self.ref_names.split("\0"), self.ref_kinds, lines)
+        ]
+
+    def aggregated(self) -> tuple[list[str], bytes, array]:
+        """Distinct referenced (name, kind) pairs and their counts."""
+        counts = array("I")
+        counts.frombytes(self.agg_counts)
+        return (self.agg_names.split("\0") if self.agg_names else []), self.agg_kinds, counts
+
+
+def _text(src: bytes, node) -> str:
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _signature(src: bytes, node, max_chars: int) -> str:
+    body = node.child_by_field_name("body")
+    if body is None:
+        value = node.child_by_field_name("value")
+        if value is not None:
+            body = value.child_by_field_name("body")
+    end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
+    raw = src[node.start_byte : min(end, node.start_byte + 4 * max_chars)]
+    if body is None:
+        raw = raw.split(b"\n", 1)[0]
+    text = raw.decode("utf-8", "replace")
+    if "#" in text or "//" in text:
+        text = _TRAILING_COMMENT.sub(r"\1", text)
+    text = " ".join(text.split())
+    text = text.replace("( ", "(").replace(" )", ")").replace(", )", ")").replace(",)", ")")
+    text = text.rstrip(" {:;").rstrip()
+    if len(text) > max_chars:
+        text = text[: max_chars - 1].rstrip() + "…"
+    return text
+
+
+def _split_qualified(name: str) -> tuple[str, str]:
+    """`ns::A::f` → ("ns.A", "f"); plain names → ("", name)."""
+    if "::" not in name:
+        return "", name
+    parts = [p for p in name.replace("<", " ").split(" ")[0].split("::") if p]
+    return ".".join(parts[:-1]), (parts[-1] if parts else name)
+
+
+def _extract_defs(src: bytes, tree, query, max_sig: int) -> tuple[tuple[str, str, str, int, int, str], ...]:
+    from tree_sitter import QueryCursor
+
+    found: dict[tuple[int, int], tuple] = {}
+    for pattern, caps in QueryCursor(query).matches(tree.root_node):
+        name_nodes = caps.get("name")
+        if not name_nodes:
+            continue
+        kind = node = None
+        for cap, nodes in caps.items():
+            if cap.startswith("def."):
+                kind, node = cap[4:], nodes[0]
+                break
+            if cap == "scope":
+                kind, node = "scope", nodes[0]
+                break
+        if node is None:
+            continue
+        key = (node.start_byte, node.end_byte)
+        if key in found and found[key][0] <= pattern:
+            continue
+        receiver = caps.get("receiver")
+        found[key] = (pattern, kind, node, _text(src, name_nodes[0]), _text(src, receiver[0]) if receiver else "")
+    items = sorted(found.items(), key=lambda kv: (kv[0][0], -kv[0][1], kv[1][0]))
+    stack: list[tuple[int, str, str]] = []  # (end_byte, qualname, kind)
+    out: list[tuple[str, str, str, int, int, str]] = []
+    for (start, end), (_pattern, kind, node, name, receiver) in items:
+        while stack and stack[-1][0] <= start:
+            stack.pop()
+        prefix, name = _split_qualified(name)
+        parent = stack[-1] if stack else None
+        if receiver:
+            qual_prefix = receiver
+        elif prefix:
+            qual_prefix = f"{parent[1]}.{prefix}" if parent else prefix
+        else:
+            qual_prefix = parent[1] if parent else ""
+        qualname = f"{qual_prefix}.{name}" if qual_prefix else name
+        if kind == "function" and (receiver or prefix or (parent is not None and parent[2] in _CLASS_LIKE)):
+            kind = "method"
+        stack.append((end, qualname, kind))
+        if kind == "scope":
+            continue
+        start_line = node.start_point[0] + 1
+        end_row, end_col = node.end_point
+        end_line = max(start_line, end_row + 1 if end_col > 0 else end_row)
+        signature = _signature(src, node, max_sig)
+        if node.type == "type_spec":
+            signature = "type " + signature
+        out.append((name, qualname, kind, start_line, end_line, signature))
+    return tuple(out)
+
+
+def _extract_refs(src: bytes, tree, query) -> list[tuple[int, int, str]]:
+    from tree_sitter import QueryCursor
+
+    refs: list[tuple[int, int, str]] = []
+    for cap, nodes in QueryCursor(query).captures(tree.root_node).items():
+        if not cap.startswith("ref."):
+            continue
+        code = _REF_CODE[cap[4:]]
+        is_import = code == 1
+        for node in nodes:
+            name = src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+            if is_import:
+                name = name.strip("\"'<>` ")
+            if name and "\0" not in name:
+                refs.append((node.start_point[0] + 1, code, name))
+    refs.sort()
+    return refs
+
+
+def extract_tags(source: bytes, language: str, *, max_signature_chars: int = 200) -> FileTags:
+    """Definitions and references of a file's bytes in `language` (a `languages.LANGUAGES` name)."""
+    g = grammar(language)
+    tree = g.parser.parse(source)
+    defs = _extract_defs(source, tree, g.defs, max_signature_chars)
+    refs = _extract_refs(source, tree, g.refs)
+    agg: dict[tuple[str, int], int] = {}
+    for _line, code, name in refs:
+        agg[(name, code)] = agg.get((name, code), 0) + 1
+    agg_keys = sorted(agg)
+    return FileTags(
+        defs=defs,
+        ref_names="\0".join(r[2] for r in refs),
+        ref_kinds=bytes(r[1] for r in refs),
+        ref_lines=array("I", [r[0] for r in refs]).tobytes(),
+        agg_names="\0".join(k[0] for k in agg_keys),
+        agg_kinds=bytes(k[1] for k in agg_keys),
+        agg_counts=array("I", [agg[k] for k in agg_keys]).tobytes(),
+        parse_error=tree.root_node.has_error,
+    )

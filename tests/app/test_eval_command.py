@@ -1,0 +1,199 @@
+"""`bugsleuth eval` end to end on a synthetic benchmark: a temporary git repository and a stub investigation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import cli
+from tests.app import _eval_repo as fx
+
+STUB = "tests.app._eval_stub:investigate"
+
+
+@pytest.fixture
+def bench(tmp_path, monkeypatch):
+    """Repository, dataset, REPOS.toml, a private tree cache and the stub's call log."""
+    repo, commits = fx.make_repo(tmp_path)
+    rows = fx.write_dataset(tmp_path, commits)
+    log = tmp_path / "stub-log"
+    log.mkdir()
+    monkeypatch.setenv("EVAL_STUB_LOG", str(log))
+    return {
+        "dir": tmp_path, "repo": repo, "commits": commits, "rows": rows, "log": log,
+        "data": tmp_path / "data.jsonl", "repos": fx.write_repos_toml(tmp_path, repo),
+        "cache": tmp_path / "trees", "out": tmp_path / "out",
+    }
+
+
+def run_eval(bench, *extra: str, data: Path | None = None, repos: Path | None = None):
+    args = ["eval", str(data or bench["data"]), "--repos", str(repos or bench["repos"]), "--cache",
+            str(bench["cache"]), "--out", str(bench["out"]), "--investigate", STUB, *extra]
+    return CliRunner().invoke(cli, args)
+
+
+def stub_calls(bench) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(bench["log"].glob("*.json"))]
+
+
+def results(bench) -> dict[str, dict]:
+    lines = (bench["out"] / "results.jsonl").read_text().splitlines()
+    return {r["instance_id"]: r for r in map(json.loads, lines)}
+
+
+def test_eval_scores_a_synthetic_benchmark_as_hand_computed(bench):
+    done = run_eval(bench)
+    assert done.exit_code == 0, done.output
+    summary = json.loads((bench["out"] / "summary.json").read_text())
+    assert summary["n"] == 3
+    assert summary["file_acc_at_1"] == pytest.approx(1 / 3, abs=1e-3)
+    assert summary["file_acc_at_3"] == pytest.approx(2 / 3, abs=1e-3)
+    assert summary["file_acc_at_5"] == pytest.approx(2 / 3, abs=1e-3)
+    assert summary["mrr"] == pytest.approx(0.5)
+    assert summary["function_acc_at_5"] == pytest.approx(2 / 3, abs=1e-3)
+    assert summary["line_overlap"] == pytest.approx(1 / 3, abs=1e-3)
+    assert summary["tool_calls_median"] == 4 and summary["tool_calls_max"] == 4
+    assert summary["terminations"] == {"done": 3}
+    assert set(summary["baseline"]) >= {"file_acc_at_1", "file_acc_at_5", "mrr"}
+    assert summary["per_repo"]["acme/calc"]["n"] == 3
+    first = results(bench)["acme__calc-1"]
+    assert first["ranked_files"] == ["pkg/core.py", "pkg/util.py"]
+    assert first["ranked_functions"] == ["pkg/core.py:Calculator.divide"]
+    assert first["line_ranges"] == {"pkg/core.py": [[10, 11]], "pkg/util.py": [[1, 1]]}
+    assert first["diagnosis"]["affected_files"][0]["path"] == "pkg/core.py"
+    assert first["error"] is None and first["seconds"] >= 0
+    assert "| file_acc_at_1 |" in (bench["out"] / "summary.md").read_text()
+    assert (bench["out"] / "summary.svg").read_text().startswith("<svg")
+    assert "file_acc_at_5" in done.stdout
+
+
+def test_scoring_fields_never_reach_the_investigation(bench):
+    assert run_eval(bench).exit_code == 0
+    calls = stub_calls(bench)
+    assert len(calls) == 3
+    for call in calls:
+        report = call["report"]
+        dumped = json.dumps(call)
+        assert fx.SECRET not in dumped  # hints, patch, gold_* all carry it
+        assert "Calculator.divide" not in report["title"]
+        assert report["source"] == "eval"
+        assert report["repo"] is None and report["ref"] is None and report["labels"] == []
+        assert "acme__calc-" not in json.dumps(report)  # no instance id
+    by_title = {c["report"]["title"]: c for c in calls}
+    first = by_title["Division by zero is not caught"]
+    assert first["report"]["body"].startswith("Calling divide(1, 0) crashes.")
+    assert first["kwargs"] == {"explorer": "offline", "commit": bench["commits"][1],
+                               "trace_path": str(bench["out"] / "traces" / "acme__calc-1.jsonl")}
+    tree = Path(first["root"])
+    assert (tree / "pkg" / "core.py").read_text() == fx.CORE_V1  # the tree at base_commit, not at HEAD
+
+
+def test_eval_resumes_and_skips_recorded_instances(bench):
+    assert run_eval(bench, "--limit", "1").exit_code == 0
+    assert list(results(bench)) == ["acme__calc-1"]
+    assert json.loads((bench["out"] / "summary.json").read_text())["n"] == 1
+    done = run_eval(bench)
+    assert done.exit_code == 0, done.output
+    assert sorted(results(bench)) == ["acme__calc-1", "acme__calc-2", "acme__calc-3"]
+    assert len(stub_calls(bench)) == 3  # instance 1 was not run twice
+    assert "resuming: 1 of 3" in done.stderr
+
+
+def test_eval_resume_cuts_a_torn_last_line(bench):
+    assert run_eval(bench, "--limit", "2").exit_code == 0
+    path = bench["out"] / "results.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text(lines[0] + lines[1][:40])  # killed while writing the second record
+    assert run_eval(bench).exit_code == 0
+    assert sorted(results(bench)) == ["acme__calc-1", "acme__calc-2", "acme__calc-3"]
+
+
+@pytest.mark.slow
+def test_eval_jobs_2_runs_in_worker_processes_with_the_same_figures(bench):
+    done = run_eval(bench, "--jobs", "2")
+    assert done.exit_code == 0, done.output
+    summary = json.loads((bench["out"] / "summary.json").read_text())
+    assert summary["n"] == 3 and summary["mrr"] == pytest.approx(0.5)
+    import os
+
+    assert {c["pid"] for c in stub_calls(bench)} - {os.getpid()}  # ran in spawned workers
+
+
+def test_a_crashing_instance_is_recorded_and_the_run_goes_on(bench):
+    rows = bench["rows"]
+    rows[1]["problem_statement"] = "Boom\nSTUB-CRASH"
+    bench["data"].write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = run_eval(bench)
+    assert done.exit_code == 0, done.output
+    crashed = results(bench)["acme__calc-2"]
+    assert crashed["termination"] == "crashed"
+    assert "stub investigation exploded" in crashed["error"]
+    summary = json.loads((bench["out"] / "summary.json").read_text())
+    assert summary["n"] == 3 and summary["errors"] == 1
+    assert summary["terminations"] == {"crashed": 1, "done": 2}
+    assert run_eval(bench, "--retry-errors").exit_code == 0
+    assert len(stub_calls(bench)) == 4  # only the crashed one ran again
+
+
+def test_bad_jsonl_line_is_named(bench):
+    lines = bench["data"].read_text().splitlines()
+    lines.insert(1, "{not json")
+    bench["data"].write_text("\n".join(lines) + "\n")
+    done = run_eval(bench)
+    assert done.exit_code == 2
+    assert f"{bench['data']}:2: not valid JSON" in done.stderr
+    assert "Traceback" not in done.output
+
+
+def test_instance_missing_a_field_is_named(bench):
+    row = fx.instance("x-1", bench["commits"][0], "t")
+    del row["base_commit"]
+    bench["data"].write_text(json.dumps(row) + "\n")
+    done = run_eval(bench)
+    assert done.exit_code == 2
+    assert ":1: invalid instance (base_commit: Field required)" in done.stderr
+
+
+def test_missing_data_file_is_a_clear_error(bench):
+    done = run_eval(bench, data=bench["dir"] / "nope.jsonl")
+    assert done.exit_code == 2
+    assert "nope.jsonl does not exist" in done.stderr
+
+
+def test_repo_not_in_the_table_is_a_clear_error(bench):
+    rows = [fx.instance("other-1", bench["commits"][0], "t", repo="acme/other")]
+    bench["data"].write_text(json.dumps(rows[0]) + "\n")
+    done = run_eval(bench)
+    assert done.exit_code == 2
+    assert "no entry in [repos]" in done.stderr and "acme/other" in done.stderr
+    assert not stub_calls(bench)
+
+
+def test_commit_absent_from_the_repository_is_recorded(bench):
+    rows = [fx.instance("ghost-1", "0123456789abcdef0123456789abcdef01234567", "Ghost\nSTUB-RANK: pkg/core.py")]
+    bench["data"].write_text(json.dumps(rows[0]) + "\n")
+    done = run_eval(bench)
+    assert done.exit_code == 0, done.output
+    record = results(bench)["ghost-1"]
+    assert record["termination"] == "crashed" and "is not in" in record["error"]
+
+
+def test_unknown_ids_and_ids_file_selection(bench):
+    ids = bench["dir"] / "ids.txt"
+    ids.write_text("# pick one\nacme__calc-3\n")
+    assert run_eval(bench, "--ids", str(ids)).exit_code == 0
+    assert list(results(bench)) == ["acme__calc-3"]
+    ids.write_text("acme__calc-9\n")
+    done = run_eval(bench, "--ids", str(ids))
+    assert done.exit_code == 2 and "acme__calc-9" in done.stderr
+
+
+def test_missing_investigate_callable_is_a_clear_error(bench):
+    done = CliRunner().invoke(cli, ["eval", str(bench["data"]), "--repos", str(bench["repos"]), "--cache",
+                                    str(bench["cache"]), "--out", str(bench["out"]), "--investigate",
+                                    "tests.app._eval_stub:nope"])
+    assert done.exit_code == 2
+    assert "has no 'nope'" in done.stderr

@@ -1,0 +1,74 @@
+"""`bugsleuth investigate`: reads a report, prints the diagnosis in the asked format, exit code by termination."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from app.cli import cli
+from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT
+
+REPORT_TEXT = "apply_discount returns the wrong price\napply_discount(1000, 10) returns 0 instead of 900.\n"
+
+
+def _invoke(tmp_path, *args: str, report: str = REPORT_TEXT, stdin: str | None = None):
+    path = tmp_path / "report.txt"
+    path.write_text(report)
+    source = "-" if stdin is not None else str(path)
+    return CliRunner().invoke(cli, ["investigate", str(FIXTURE_REPO), "--report", source, *args], input=stdin)
+
+
+def test_investigate_prints_markdown_and_progress(tmp_path):
+    out = _invoke(tmp_path, "--explorer", "scripted", "--trace", str(tmp_path / "t.jsonl"))
+    assert out.exit_code == 0, out.output
+    assert "shop/pricing.py" in out.stdout and "Scripted stand-in" in out.stdout
+    assert "stop: done" in out.stderr and "search(" in out.stderr
+    assert (tmp_path / "t.jsonl").is_file() and (tmp_path / "t.messages.json").is_file()
+
+
+def test_investigate_json_is_a_diagnosis(tmp_path):
+    out = _invoke(tmp_path, "--explorer", "scripted", "--json", "--quiet")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["termination"]["reason"] == "done" and data["stats"]["explorer"] == "scripted"
+    assert out.stderr == ""
+
+
+def test_investigate_sarif(tmp_path):
+    out = _invoke(tmp_path, "--explorer", "scripted", "--format", "sarif", "-q")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["version"] == "2.1.0"
+
+
+def test_investigate_reads_the_report_from_stdin_and_json_reports(tmp_path):
+    payload = json.dumps({"title": "apply_discount wrong", "body": "apply_discount(1000, 10) gives 0"})
+    out = _invoke(tmp_path, "--explorer", "scripted", "--json", "-q", stdin=payload)
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["affected_files"][0]["path"] == "shop/pricing.py"
+
+
+def test_a_stopped_run_exits_3_with_its_partial_result(tmp_path):
+    out = _invoke(tmp_path, "--explorer", "scripted", "--json", "-q", report="zzqqxx happens\nnothing else")
+    assert out.exit_code == 3, out.output
+    assert json.loads(out.stdout)["termination"]["reason"] == "needs_info"
+
+
+def test_a_command_explorer_from_the_cli(tmp_path):
+    (tmp_path / "r.md").write_text(GOOD_REPORT)
+    out = _invoke(tmp_path, "--explorer", f"command:cat > /dev/null; cat {tmp_path / 'r.md'}", "--json", "-q")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["affected_files"][0]["line_start"] == 8
+
+
+def test_bad_input_is_a_clear_error_not_a_traceback(tmp_path):
+    empty = _invoke(tmp_path, "--explorer", "scripted", report="   ")
+    assert empty.exit_code == 2 and "empty" in empty.output and "Traceback" not in empty.output
+    missing = CliRunner().invoke(cli, ["investigate", str(FIXTURE_REPO), "--report", str(tmp_path / "nope.txt")])
+    assert missing.exit_code == 2 and "no report file" in missing.output
+    bad_json = _invoke(tmp_path, "--explorer", "scripted", report='{"title": 3}')
+    assert bad_json.exit_code == 2 and "not a valid report JSON" in bad_json.output
+    bad_explorer = _invoke(tmp_path, "--explorer", "nosuch:model")
+    assert bad_explorer.exit_code == 2 and "cannot use model" in bad_explorer.output
+    not_dir = CliRunner().invoke(cli, ["investigate", str(tmp_path / "nodir"), "--report", "-"], input="x")
+    assert not_dir.exit_code == 2 and "directory" in not_dir.output

@@ -1,0 +1,205 @@
+"""The offline ranker finds the right file in small fixture repositories of several languages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from funnel.explorers.offline.corpus import Corpus, count_terms, regex_definitions, split_identifier
+from funnel.explorers.offline.evidence import literal_keys, parse_read, parse_search_hits, symbol_queries
+from funnel.explorers.offline.policy import rank_report
+from funnel.explorers.offline.rank import RankConfig, rank
+from repomap.focus import Focus
+
+GO_REPO = {
+    "go.mod": "module github.com/acme/tool\n",
+    "cmd/tool/main.go": 'package main\n\nimport "github.com/acme/tool/internal/queue"\n\nfunc main() {\n\tr := queue.New(3)\n\tr.Pop()\n}\n',
+    "internal/queue/ring.go": (
+        "package queue\n\n// Ring is a fixed-size ring buffer.\ntype Ring struct {\n\titems []int\n\thead int\n}\n\n"
+        "func New(n int) *Ring { return &Ring{items: make([]int, n)} }\n\n"
+        "// Pop removes the oldest item.\nfunc (r *Ring) Pop() int {\n\tv := r.items[r.head]\n\tr.head++\n\treturn v\n}\n"
+    ),
+    "internal/queue/ring_test.go": "package queue\n\nfunc TestPop(t *testing.T) { New(1).Pop() }\n",
+    "internal/log/log.go": "package log\n\nfunc Info(msg string) { println(msg) }\n",
+}
+GO_REPORT = """Pop panics after wrapping around
+
+```
+panic: runtime error: index out of range [3] with length 3
+
+goroutine 1 [running]:
+github.com/acme/tool/internal/queue.(*Ring).Pop(0xc000010018)
+\t/home/ci/go/src/github.com/acme/tool/internal/queue/ring.go:14 +0x1d
+main.main()
+\t/home/ci/go/src/github.com/acme/tool/cmd/tool/main.go:7 +0x25
+```
+"""
+
+RUST_REPO = {
+    "Cargo.toml": '[package]\nname = "lexy"\n',
+    "src/main.rs": "mod parser;\nfn main() { parser::lexer::run(\"x\"); }\n",
+    "src/parser/mod.rs": "pub mod lexer;\n",
+    "src/parser/lexer.rs": (
+        "pub struct Lexer { pos: usize }\n\nimpl Lexer {\n    pub fn next_token(&mut self) -> usize {\n"
+        "        self.pos - 1\n    }\n}\n\npub fn run(s: &str) { let mut l = Lexer { pos: 0 }; l.next_token(); }\n"
+    ),
+    "src/util.rs": "pub fn clamp(x: i32) -> i32 { x.max(0) }\n",
+}
+RUST_REPORT = """Lexer overflows on empty input
+
+thread 'main' panicked at src/parser/lexer.rs:5:9:
+attempt to subtract with overflow
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+"""
+
+NODE_REPO = {
+    "package.json": '{"name": "srv"}',
+    "src/server.js": "const { parseHeader } = require('./lib/header');\nfunction handle(req) {\n  return parseHeader(req.headers);\n}\nmodule.exports = { handle };\n",
+    "src/lib/header.js": "function parseHeader(headers) {\n  const raw = headers['x-token'];\n  return raw.length > 0;\n}\nmodule.exports = { parseHeader };\n",
+    "src/lib/format.js": "function format(x) { return String(x); }\nmodule.exports = { format };\n",
+    "test/header.test.js": "const { parseHeader } = require('../src/lib/header');\ntest('x', () => parseHeader({}));\n",
+}
+NODE_REPORT = """Server crashes without a token header
+
+TypeError: Cannot read properties of undefined (reading 'length')
+    at parseHeader (/srv/app/src/lib/header.js:3:14)
+    at handle (/srv/app/src/server.js:3:10)
+    at /srv/app/node_modules/express/lib/router.js:284:7
+"""
+
+JAVA_REPO = {
+    "pom.xml": "<project/>",
+    "src/main/java/com/example/shop/OrderService.java": (
+        "package com.example.shop;\n\npublic class OrderService {\n    public int total(Order order) {\n"
+        "        return order.getName().length() + order.getCount();\n    }\n}\n"
+    ),
+    "src/main/java/com/example/shop/Main.java": (
+        "package com.example.shop;\n\npublic class Main {\n    public static void main(String[] args) {\n"
+        "        new OrderService().total(new Order());\n    }\n}\n"
+    ),
+    "src/main/java/com/example/shop/Order.java": (
+        "package com.example.shop;\n\npublic class Order {\n    String name;\n    public String getName() { return name; }\n"
+        "    public int getCount() { return 1; }\n}\n"
+    ),
+}
+JAVA_REPORT = """NPE when computing the total of an order without a name
+
+Exception in thread "main" java.lang.NullPointerException
+\tat com.example.shop.OrderService.total(OrderService.java:5)
+\tat com.example.shop.Main.main(Main.java:5)
+"""
+
+PY_REPO = {
+    "pkg/__init__.py": "",
+    "pkg/settings.py": "DEFAULT_TIMEOUT = 30\n",
+    "pkg/client.py": (
+        "class Session:\n    def request(self, method, url, timeout=None):\n"
+        "        if timeout < 0:\n            raise ValueError('Timeout value must be a non-negative number')\n"
+        "        return method, url\n\n    def close(self):\n        pass\n"
+    ),
+    "pkg/utils.py": "def quote(url):\n    return url.replace(' ', '%20')\n",
+    "tests/test_client.py": "from pkg.client import Session\n\ndef test_request():\n    Session().request('GET', 'u', timeout=1)\n",
+    "docs/usage.md": "Call Session.request with a timeout.\n",
+}
+PY_REPORT = """Session.request fails when timeout is None
+
+```python
+from pkg.client import Session
+Session().request("GET", "http://x")
+```
+It raises `TypeError: '<' not supported between instances of 'NoneType' and 'int'`.
+"""
+
+
+def _make(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("files", "report", "expected", "symbol"),
+    [
+        (GO_REPO, GO_REPORT, "internal/queue/ring.go", "Pop"),
+        (RUST_REPO, RUST_REPORT, "src/parser/lexer.rs", "next_token"),
+        (NODE_REPO, NODE_REPORT, "src/lib/header.js", "parseHeader"),
+        (JAVA_REPO, JAVA_REPORT, "src/main/java/com/example/shop/OrderService.java", "total"),
+        (PY_REPO, PY_REPORT, "pkg/client.py", "request"),
+    ],
+    ids=["go-panic", "rust-panic", "node-trace", "java-exception", "python-code-block"],
+)
+def test_ranker_puts_the_faulty_file_first(tmp_path, files, report, expected, symbol):
+    root = _make(tmp_path, files)
+    ranking, _ = rank_report(report, root, None, cache_dir=tmp_path / "cache")
+    assert ranking.candidates[0].path == expected
+    assert ranking.candidates[0].symbols[0].span.name == symbol
+
+
+def test_ranker_uses_the_repo_map_when_given(tmp_path):
+    from repomap import build_repo_map
+
+    root = _make(tmp_path / "repo", GO_REPO)
+    repo_map = build_repo_map(root, focus=GO_REPORT, cache_dir=tmp_path / "map-cache")
+    ranking, corpus = rank_report(GO_REPORT, root, repo_map, cache_dir=tmp_path / "cache")
+    assert ranking.candidates[0].path == "internal/queue/ring.go"
+    assert any(s.qualname.endswith("Pop") for s in corpus.docs[corpus.by_path["internal/queue/ring.go"]].symbols)
+
+
+def test_test_files_are_down_weighted(tmp_path):
+    root = _make(tmp_path, PY_REPO)
+    ranking, _ = rank_report(PY_REPORT, root, None, cache_dir=tmp_path / "cache")
+    paths = [c.path for c in ranking.candidates]
+    assert paths.index("pkg/client.py") < paths.index("tests/test_client.py")
+
+
+def test_term_cache_gives_the_same_ranking(tmp_path):
+    root = _make(tmp_path / "repo", NODE_REPO)
+    first, _ = rank_report(NODE_REPORT, root, None, cache_dir=tmp_path / "cache")
+    second, _ = rank_report(NODE_REPORT, root, None, cache_dir=tmp_path / "cache")
+    assert [c.path for c in first.candidates] == [c.path for c in second.candidates]
+    assert (tmp_path / "cache").exists()
+
+
+def test_literal_message_in_code_is_evidence(tmp_path):
+    root = _make(tmp_path, PY_REPO)
+    corpus = Corpus.build(root, [p for p in PY_REPO if p.endswith(".py")])
+    text = "Negative timeouts\n\nValueError: Timeout value must be a non-negative number"
+    ranking = rank(corpus, text, Focus.from_text(text), config=RankConfig())
+    top = ranking.candidates[0]
+    assert top.path == "pkg/client.py" and top.parts.get("message")
+    assert top.lines == [4]
+
+
+def test_no_evidence_gives_low_confidence(tmp_path):
+    root = _make(tmp_path, PY_REPO)
+    ranking, _ = rank_report("It does not work, please help.", root, None, cache_dir=tmp_path / "cache")
+    assert ranking.confidence <= 0.3
+
+
+def test_identifiers_split_on_camel_and_snake_case():
+    assert split_identifier("getHTTPResponse_code") == ["get", "http", "response", "code"]
+    terms = count_terms("parseHeader(raw_value)")
+    assert {"parseheader", "parse", "header", "raw_value", "raw", "value"} <= set(terms)
+
+
+def test_regex_definitions_nest_python_methods():
+    spans = regex_definitions("a.py", "class A:\n    def b(self):\n        return 1\n\ndef c():\n    pass\n")
+    assert [(s.qualname, s.start_line, s.end_line) for s in spans] == [("A", 1, 3), ("A.b", 2, 3), ("c", 5, 6)]
+
+
+def test_literal_keys_drop_interpolated_values():
+    assert literal_keys("Field 'id' expected a number but got 'abc'.") == ["expected a number but got"]
+
+
+def test_symbol_queries_prefer_qualified_code_names():
+    focus = Focus.from_text("Calling `Session.request` fails; request is broken and Session too.")
+    assert symbol_queries(focus, {"request", "Session"})[0] == "Session.request"
+
+
+def test_tool_output_parsers_read_hits_and_numbered_lines():
+    assert parse_search_hits("a/b.py:3: x = 1\na/b.py-4- y\nc.py:10: z") == [("a/b.py", 3), ("c.py", 10)]
+    read = parse_read("a/b.py lines 3-4 of 9\n3| x = 1\n4|     y = 2")
+    assert read is not None and read.lines == {3: "x = 1", 4: "    y = 2"}

@@ -1,0 +1,129 @@
+"""What the focus extractor reads out of reports: frames of every runtime, paths, messages, code and imports."""
+
+from __future__ import annotations
+
+from repomap.focus import Focus, PathMatcher, module_candidates, normalize_frame_path, parse_frames, resolve_frames
+
+PY_TRACE = """Traceback (most recent call last):
+  File "/home/u/proj/manage.py", line 22, in <module>
+    main()
+  File "/usr/lib/python3.11/site-packages/django/db/models/query.py", line 1205, in filter
+    return self._filter_or_exclude(False, args, kwargs)
+ValueError: Field 'id' expected a number but got 'abc'.
+"""
+
+NODE_TRACE = """TypeError: Cannot read properties of undefined (reading 'length')
+    at parseHeader (/srv/app/src/lib/header.js:42:17)
+    at Object.handle [as run] (/srv/app/src/server.js:10:5)
+    at node:internal/process/task_queues:95:5
+    at /srv/app/node_modules/express/lib/router.js:284:7
+"""
+
+JAVA_TRACE = """Exception in thread "main" java.lang.NullPointerException: name is null
+\tat com.example.shop.OrderService.total(OrderService.java:57)
+\tat com.example.shop.Main.main(Main.java:12)
+"""
+
+GO_PANIC = """panic: runtime error: index out of range [3] with length 3
+
+goroutine 1 [running]:
+github.com/acme/tool/internal/queue.(*Ring).Pop(0xc000010018)
+\t/home/ci/go/src/github.com/acme/tool/internal/queue/ring.go:31 +0x1d
+main.main()
+\t/home/ci/go/src/github.com/acme/tool/cmd/tool/main.go:9 +0x25
+exit status 2
+"""
+
+RUST_PANIC = """thread 'main' panicked at src/parser/lexer.rs:88:14:
+attempt to subtract with overflow
+stack backtrace:
+   0: rust_begin_unwind
+   3: mycrate::parser::lexer::Lexer::next_token
+             at ./src/parser/lexer.rs:88:14
+"""
+
+
+def test_python_frames_keep_path_line_and_function():
+    frames = parse_frames(PY_TRACE)
+    assert [(f.path, f.line, f.function, f.language) for f in frames] == [
+        ("/home/u/proj/manage.py", 22, "<module>", "python"),
+        ("/usr/lib/python3.11/site-packages/django/db/models/query.py", 1205, "filter", "python"),
+    ]
+
+
+def test_node_frames_skip_runtime_internals():
+    frames = parse_frames(NODE_TRACE)
+    paths = [(f.path, f.line, f.function) for f in frames if f.language == "javascript"]
+    assert paths[0] == ("/srv/app/src/lib/header.js", 42, "parseHeader")
+    assert ("/srv/app/src/server.js", 10, "Object.handle") in paths
+    assert not any(p.startswith("node:") for p, _, _ in paths)
+
+
+def test_java_frames_turn_packages_into_paths():
+    frames = parse_frames(JAVA_TRACE)
+    assert frames[0].path == "com/example/shop/OrderService.java"
+    assert frames[0].line == 57 and frames[0].function == "OrderService.total" and frames[0].language == "java"
+
+
+def test_go_panic_frames_pair_function_and_file():
+    frames = [f for f in parse_frames(GO_PANIC) if f.language == "go"]
+    assert frames[0].path.endswith("internal/queue/ring.go") and frames[0].line == 31
+    assert frames[0].function == "queue.(*Ring).Pop"
+
+
+def test_rust_panic_location_and_backtrace_frames():
+    frames = [f for f in parse_frames(RUST_PANIC) if f.language == "rust"]
+    assert ("src/parser/lexer.rs", 88) in {(normalize_frame_path(f.path), f.line) for f in frames}
+    assert any(f.function == "next_token" for f in frames)
+
+
+def test_generic_path_line_form_is_read_for_c_sources():
+    frames = parse_frames("==1==ERROR: AddressSanitizer: heap-buffer-overflow\n    #0 0x4 in copy src/buf.c:120:9\n")
+    assert [(f.path, f.line, f.language) for f in frames] == [("src/buf.c", 120, "generic")]
+
+
+def test_frames_map_to_repository_files_by_suffix():
+    files = ["django/db/models/query.py", "tests/queries/test_query.py", "src/lib/header.js", "src/server.js",
+             "src/main/java/com/example/shop/OrderService.java", "internal/queue/ring.go", "cmd/tool/main.go"]
+    matcher = PathMatcher(files)
+    assert matcher.match("/usr/lib/python3.11/site-packages/django/db/models/query.py") == "django/db/models/query.py"
+    assert matcher.match("/srv/app/src/lib/header.js") == "src/lib/header.js"
+    assert matcher.match("com/example/shop/OrderService.java") == "src/main/java/com/example/shop/OrderService.java"
+    assert matcher.match("/home/ci/go/src/github.com/acme/tool/internal/queue/ring.go") == "internal/queue/ring.go"
+    assert matcher.match("/srv/app/node_modules/express/lib/router.js") is None
+
+
+def test_library_frames_are_dropped_and_repo_frames_kept_in_order():
+    resolved = resolve_frames(parse_frames(NODE_TRACE), ["src/lib/header.js", "src/server.js"])
+    assert [path for _, path in resolved] == ["src/lib/header.js", "src/server.js"]
+
+
+def test_ambiguous_bare_file_name_does_not_match():
+    assert PathMatcher(["a/utils.py", "b/utils.py"]).match("utils.py") is None
+    assert PathMatcher(["a/utils.py"]).match("utils.py") == "a/utils.py"
+
+
+def test_messages_errors_and_code_are_extracted():
+    text = "Title\n\n```python\nfrom django.db.models import Q, F\nimport numpy as np\nQ(x=1) | F('y')\n```\n" + PY_TRACE
+    focus = Focus.from_text(text)
+    assert "ValueError" in focus.errors
+    assert any("expected a number but got" in m for m in focus.messages)
+    assert "django.db.models" in focus.imports and "django.db.models.Q" in focus.imports
+    assert {"Q", "F"} <= set(focus.imported_names)
+    assert focus.code_blocks and "numpy" in focus.imports
+
+
+def test_options_and_setting_constants_are_collected():
+    focus = Focus.from_text("Running with `--fail-on-warning` ignores DEFAULT_AUTO_FIELD in settings.")
+    assert "--fail-on-warning" in focus.options and "DEFAULT_AUTO_FIELD" in focus.options
+    assert "--fail-on-warning" in " ".join(focus.code_identifiers) or "fail" in " ".join(focus.code_identifiers)
+
+
+def test_module_candidates_cover_python_packages_js_and_rust():
+    assert module_candidates("a.b.c")[:2] == ["a/b/c.py", "a/b/c/__init__.py"]
+    assert "lib/x.js" in module_candidates("./lib/x")
+    assert "src/parser/lexer.rs" in module_candidates("crate::parser::lexer")
+
+
+def test_empty_report_has_empty_focus():
+    assert Focus.from_text("").is_empty

@@ -1,0 +1,168 @@
+"""Definitions (names, qualified names, kinds, line spans, signatures) and references of every language."""
+
+from __future__ import annotations
+
+import pytest
+
+from repomap import DefKind, RefKind, build_repo_map
+from repomap.tags import extract_tags
+from tests.repomap.conftest import POLYGLOT, write_tree
+
+EXPECTED_DEFS: dict[str, list[tuple[str, str, int, int]]] = {
+    "app/models.py": [
+        ("MAX_NAME", "constant", 4, 4),
+        ("Base", "class", 7, 9),
+        ("Base.save", "method", 8, 9),
+        ("User", "class", 13, 21),
+        ("User.greet", "method", 16, 17),
+        ("User.Meta", "class", 19, 21),
+        ("User.Meta.label", "method", 20, 21),
+    ],
+    "app/service.py": [
+        ("registered", "function", 5, 6),
+        ("make_user", "function", 10, 13),
+        ("Admin", "class", 16, 18),
+        ("Admin.promote", "method", 17, 18),
+    ],
+    "web/client.js": [
+        ("ApiClient", "class", 3, 7),
+        ("ApiClient.fetchUser", "method", 4, 6),
+        ("makeClient", "function", 9, 11),
+        ("handler", "function", 13, 13),
+    ],
+    "web/types.ts": [
+        ("Account", "interface", 1, 4),
+        ("Id", "type", 6, 6),
+        ("Role", "enum", 8, 11),
+        ("Store", "class", 13, 17),
+        ("Store.load", "method", 14, 16),
+    ],
+    "web/App.tsx": [("App", "function", 3, 6)],
+    "cmd/main.go": [
+        ("Shape", "interface", 5, 7),
+        ("Shape.Area", "method", 6, 6),
+        ("Square", "struct", 9, 11),
+        ("Square.Area", "method", 13, 15),
+        ("main", "function", 17, 20),
+    ],
+    "src/Main.java": [
+        ("Main", "class", 5, 14),
+        ("Main.run", "method", 6, 9),
+        ("Main.helper", "method", 11, 13),
+        ("Greeter", "interface", 16, 18),
+        ("Greeter.greet", "method", 17, 17),
+    ],
+    "src/lib.rs": [
+        ("Point", "struct", 3, 5),
+        ("Area", "trait", 7, 9),
+        ("Area.area", "method", 8, 8),
+        ("Point.area", "method", 12, 14),
+        ("helper", "function", 17, 19),
+        ("Color", "enum", 22, 24),
+    ],
+    "native/vec.h": [("VEC_MAX", "constant", 1, 1), ("vec", "struct", 2, 4)],
+    "native/vec.c": [("vec_len", "function", 3, 5), ("twice", "function", 7, 7)],
+    "native/shape.cpp": [
+        ("geo", "module", 3, 8),
+        ("geo.Shape", "class", 4, 7),
+        ("geo.Shape.area", "method", 6, 6),
+        ("geo.Shape.area", "method", 10, 12),
+    ],
+    "lib/greeter.rb": [
+        ("Greeting", "module", 3, 15),
+        ("Greeting.Greeter", "class", 4, 14),
+        ("Greeting.Greeter.hello", "method", 7, 9),
+        ("Greeting.Greeter.build", "method", 11, 13),
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def polyglot_map(tmp_path_factory):
+    base = tmp_path_factory.mktemp("tags")
+    return build_repo_map(write_tree(base / "repo", POLYGLOT), cache_dir=base / "cache")
+
+
+@pytest.mark.parametrize("path", sorted(EXPECTED_DEFS))
+def test_definitions_have_qualified_names_kinds_and_end_lines_per_language(polyglot_map, path):
+    got = [(d.qualname, d.kind.value, d.start_line, d.end_line) for d in polyglot_map.definitions(path)]
+    assert got == EXPECTED_DEFS[path]
+
+
+def test_signatures_are_headers_without_bodies(polyglot_map):
+    sigs = {d.qualname: d.signature for p in EXPECTED_DEFS for d in polyglot_map.definitions(p)}
+    assert sigs["User.greet"] == 'def greet(self, other: "User") -> str'
+    assert sigs["make_user"] == "def make_user(name: str) -> User"
+    assert sigs["Square.Area"] == "func (s *Square) Area() float64"
+    assert sigs["Square"] == "type Square struct"
+    assert sigs["Store.load"] == "load(id: Id): Account"
+    assert sigs["Point.area"] == "fn area(&self) -> i32"
+    assert sigs["vec_len"] == "int vec_len(struct vec *v)"
+    assert sigs["geo.Shape"] == "class Shape : public Base"
+    assert sigs["Greeting.Greeter"] == "class Greeter < Base"
+
+
+EXPECTED_REFS: list[tuple[str, str, RefKind, int]] = [
+    ("app/service.py", "app.models", RefKind.import_, 1),
+    ("app/service.py", "User", RefKind.import_, 1),
+    ("app/service.py", "registered", RefKind.decorator, 9),
+    ("app/service.py", "User", RefKind.annotation, 10),
+    ("app/service.py", "User", RefKind.call, 11),
+    ("app/service.py", "save", RefKind.call, 12),
+    ("app/service.py", "Base", RefKind.base, 16),
+    ("app/models.py", "dataclass", RefKind.decorator, 12),
+    ("web/client.js", "./base", RefKind.import_, 1),
+    ("web/client.js", "BaseClient", RefKind.base, 3),
+    ("web/client.js", "ApiClient", RefKind.call, 10),
+    ("web/types.ts", "Repo", RefKind.base, 13),
+    ("web/types.ts", "Id", RefKind.annotation, 14),
+    ("web/App.tsx", "Props", RefKind.annotation, 3),
+    ("cmd/main.go", "fmt", RefKind.import_, 3),
+    ("cmd/main.go", "Println", RefKind.call, 19),
+    ("src/Main.java", "Override", RefKind.decorator, 6),
+    ("src/Main.java", "Runnable", RefKind.base, 5),
+    ("src/Main.java", "String", RefKind.annotation, 11),
+    ("src/lib.rs", "Area", RefKind.base, 11),
+    ("src/lib.rs", "derive", RefKind.decorator, 21),
+    ("src/lib.rs", "helper", RefKind.call, 13),
+    ("native/vec.c", "vec.h", RefKind.import_, 1),
+    ("native/vec.c", "vec_len", RefKind.call, 7),
+    ("native/shape.cpp", "Base", RefKind.base, 4),
+    ("lib/greeter.rb", "Base", RefKind.base, 4),
+    ("lib/greeter.rb", "Comparable", RefKind.base, 5),
+    ("lib/greeter.rb", "json", RefKind.import_, 1),
+]
+
+
+@pytest.mark.parametrize("path,name,kind,line", EXPECTED_REFS)
+def test_references_of_every_kind_are_extracted(polyglot_map, path, name, kind, line):
+    refs = {(r.name, r.kind, r.line) for r in polyglot_map.references_of(path)}
+    assert (name, kind, line) in refs
+
+
+def test_all_reference_kinds_occur_in_python(polyglot_map):
+    kinds = {r.kind for p in ("app/models.py", "app/service.py") for r in polyglot_map.references_of(p)}
+    assert kinds == set(RefKind)
+
+
+def test_syntax_errors_still_yield_what_parses(polyglot_map):
+    names = [d.qualname for d in polyglot_map.definitions("app/broken.py")]
+    assert names[0] == "ok" and "AfterError" in names
+    assert polyglot_map.stats.parse_errors >= 1
+
+
+def test_invalid_utf8_is_decoded_with_replacement(polyglot_map):
+    (d,) = polyglot_map.definitions("app/latin1.py")
+    assert (d.name, d.kind, d.signature) == ("encoded", DefKind.function, "def encoded(x)")
+
+
+def test_long_signatures_are_trimmed():
+    src = b"def f(" + b", ".join(b"arg%d" % i for i in range(200)) + b"):\n    pass\n"
+    tags = extract_tags(src, "python", max_signature_chars=80)
+    (d,) = tags.definitions("x.py")
+    assert len(d.signature) <= 80 and d.signature.endswith("…")
+
+
+def test_trailing_comments_are_not_part_of_signatures():
+    tags = extract_tags(b"def f(a):  # explain\n    return a\n", "python")
+    assert tags.definitions("x.py")[0].signature == "def f(a)"
