@@ -16,12 +16,10 @@ from typing import Any
 from urllib.parse import quote
 
 from markupsafe import Markup
-from pydantic import ValidationError
 
 from app._charts import Bar, Point, bar_chart, histogram, line_chart
 from app._highlight import highlight_lines
-from schemas import Diagnosis
-from schemas.enums import Feedback, Phase, Status
+from schemas.enums import Feedback, Phase, Status, ToolName
 
 TERMINAL = frozenset({Status.done, Status.failed, Status.cancelled, Status.skipped})
 """Statuses after which nothing more happens to an investigation."""
@@ -39,20 +37,6 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 def _value(x: Any) -> str:
     return str(getattr(x, "value", x)) if x is not None else ""
-
-
-def parse_diagnosis(raw: Any) -> Diagnosis | None:
-    """The stored diagnosis as a `Diagnosis`, or None when there is none or it no longer validates."""
-    if raw is None:
-        return None
-    if isinstance(raw, Diagnosis):
-        return raw
-    try:
-        if isinstance(raw, str):
-            return Diagnosis.model_validate_json(raw)
-        return Diagnosis.model_validate(raw)
-    except ValidationError:
-        return None
 
 
 def duration_text(seconds: float | None) -> str:
@@ -303,6 +287,14 @@ def step_of(event: dict[str, Any]) -> Step:
     return step
 
 
+_TOOLS = frozenset(t.value for t in ToolName)
+_PHASE_ORDER = {p.value: i for i, p in enumerate(Phase)}
+
+
+def _order(phase: str) -> int:
+    return _PHASE_ORDER.get(phase, 0)
+
+
 def timeline_of(events: Iterable[dict[str, Any]]) -> Timeline:
     """Group stored trace events by (attempt, phase) in the order they happened."""
     groups: list[PhaseGroup] = []
@@ -313,6 +305,8 @@ def timeline_of(events: Iterable[dict[str, Any]]) -> Timeline:
         step = step_of(event)
         if step.kind == "stop":
             stop = step
+        if step.kind == "tool_call" and step.title not in _TOOLS:
+            step.kind = "control"  # begin_deep_dive, finish_deep_dive, request_info: the funnel's own controls
         if step.kind == "tool_call":
             tool_calls += 1
         if step.kind == "request":
@@ -322,6 +316,8 @@ def timeline_of(events: Iterable[dict[str, Any]]) -> Timeline:
             step.phase = str(event.get("to_phase", step.phase))
         elif "phase" not in event and groups:  # service events (status) belong to whatever phase is current
             step.phase, step.attempt = groups[-1].phase, groups[-1].attempt
+        elif groups and groups[-1].attempt == step.attempt and _order(step.phase) < _order(groups[-1].phase):
+            step.phase = groups[-1].phase  # phases never go back: a late event of the phase just left stays here
         if not groups or groups[-1].phase != step.phase or groups[-1].attempt != step.attempt:
             groups.append(PhaseGroup(phase=step.phase, attempt=step.attempt))
         groups[-1].steps.append(step)

@@ -148,3 +148,13 @@ async def status_of(session: AsyncSession, investigation_id: int) -> tuple[Statu
     )
     return status, n or 0
 
+
+
+async def reruns_of(session: AsyncSession, investigation_id: int) -> list[tuple[int, Status]]:
+    """Ids and statuses of the investigations that rerun this one, oldest first."""
+    rows = await session.execute(
+        select(Investigation.id, Investigation.status)
+        .where(Investigation.rerun_of == investigation_id)
+        .order_by(Investigation.id)
+    )
+    return [(i, s) for i, s in rows]

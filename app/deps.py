@@ -13,7 +13,7 @@ from app.config import Settings, get_settings
 from app.runtime import Runtime
 
 
-def get_runtime(request: Request) -> Runtime:
+async def get_runtime(request: Request) -> Runtime:
     """The runtime of this process (created by the app's lifespan)."""
     runtime = getattr(request.app.state, "runtime", None)
     if runtime is None:
@@ -23,8 +23,14 @@ def get_runtime(request: Request) -> Runtime:
 
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 """The process runtime (db, settings, jobs, metrics)."""
-SettingsDep = Annotated[Settings, Depends(get_settings)]
-"""The settings in force (override `get_settings` in tests)."""
+async def app_settings(request: Request) -> Settings:
+    """The settings the app was created with (`create_app(settings)`), else `get_settings()`."""
+    settings = getattr(request.app.state, "settings", None)
+    return settings if settings is not None else get_settings()
+
+
+SettingsDep = Annotated[Settings, Depends(app_settings)]
+"""The settings in force (tests pass their own to `create_app`)."""
 
 
 async def get_session(runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
@@ -37,7 +43,7 @@ SessionDep = Annotated[AsyncSession, Depends(get_session)]
 """A DB session in a transaction."""
 
 
-def require_writer(request: Request, settings: SettingsDep) -> None:
+async def require_writer(request: Request, settings: SettingsDep) -> None:
     """Write endpoints need `Authorization: Bearer <api_token>` (or a logged-in dashboard session) when a
     token is configured."""
     if settings.api_token is None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from app.batch import IntakeBatcher
 from app.config import Settings, get_settings
 from app.db import Database
 from app.observability import Metrics, MetricsMiddleware, configure_logging
@@ -110,6 +111,8 @@ def create_app(settings: Settings | None = None, *, investigate_fn: InvestigateF
     (tests). The returned app's lifespan does all I/O."""
     settings = settings or get_settings()
     settings.check()
+    # Routes read these settings from app.state (not through a dependency override: FastAPI re-analyses an
+    # overridden dependency on every request, which costs more than the whole intake).
     metrics = Metrics()
 
     @asynccontextmanager
@@ -122,6 +125,8 @@ def create_app(settings: Settings | None = None, *, investigate_fn: InvestigateF
             await register_checkout(runtime)
         runtime.jobs = _build_jobs(runtime)
         await runtime.jobs.start()
+        runtime.intake = IntakeBatcher(runtime)
+        runtime.intake.start()
         app.state.runtime = runtime
         log.info(
             "service ready",
@@ -130,6 +135,7 @@ def create_app(settings: Settings | None = None, *, investigate_fn: InvestigateF
         try:
             yield
         finally:
+            await runtime.intake.stop()
             await runtime.jobs.stop()
             await db.dispose()
             app.state.runtime = None
@@ -142,7 +148,6 @@ def create_app(settings: Settings | None = None, *, investigate_fn: InvestigateF
     )
     app.state.settings = settings
     app.state.metrics = metrics
-    app.dependency_overrides[get_settings] = lambda: settings
 
     from app.routes import health, investigations, reports, repos, webhooks
 

@@ -11,6 +11,7 @@ from app.db import Database
 from app.observability import Metrics
 
 if TYPE_CHECKING:
+    from app.batch import IntakeBatcher
     from app.jobs import JobBackend
 
 InvestigateFn = Callable[..., Awaitable[Any]]
@@ -33,3 +34,7 @@ class Runtime:
     """The investigation entry point; None means `funnel.investigate.investigate`."""
     worker_name: str = "api"
     """Name of this process in `investigations.worker`."""
+    intake: IntakeBatcher | None = None
+    """Group-commit writer for reports (None: one transaction per report)."""
+    known_repos: set[str] = field(default_factory=set)
+    """Repository names known to be registered (a cache for the intake's check)."""

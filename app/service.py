@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from app import store
+from app.classify import classify
+from app.webhooks import parse_delivery
 from app.repos import is_git_url
 from app.runtime import Runtime
 from app.views import Accepted, FeedbackView, RepoView, links
-from schemas import BugReport, Classification, ClassificationResult, Feedback, Source, Status
+from schemas import BugReport, ClassificationResult, Feedback, Source, Status
 
 log = logging.getLogger("bugsleuth.intake")
 
@@ -37,10 +39,6 @@ class InvalidRepositoryError(Exception):
 
 def classify_report(report: BugReport) -> ClassificationResult:
     """The offline heuristic classifier (`app.classify.classify`)."""
-    try:
-        from app.classify import classify
-    except ImportError:  # the classifier module is optional in stripped-down deployments
-        return ClassificationResult(label=Classification.bug, confidence=0.0, reason="classifier unavailable")
     return classify(report)
 
 
@@ -50,17 +48,19 @@ async def submit_report(runtime: Runtime, report: BugReport) -> Accepted:
     Raises UnknownRepositoryError when the repository is not registered."""
     classification = classify_report(report)
     investigate = classification.label in runtime.settings.investigate_classes
-    jobs = runtime.jobs
-    async with runtime.db.session() as s:
-        if report.repo is None or await store.get_repository(s, report.repo) is None:
-            raise UnknownRepositoryError(report.repo)
-        inv_id, report_id = await store.create_investigation(
-            s, report, classification, investigate=investigate, explorer=runtime.settings.explorer
-        )
-        if investigate and jobs is not None:
-            await jobs.enqueue(s, inv_id, report.repo)
-    if investigate and jobs is not None:
-        jobs.committed()
+    if not await repository_known(runtime, report.repo):
+        raise UnknownRepositoryError(report.repo)
+    if runtime.intake is not None:
+        inv_id, report_id = await runtime.intake.submit(report, classification, investigate)
+    else:
+        async with runtime.db.session() as s:
+            inv_id, report_id = await store.create_investigation(
+                s, report, classification, investigate=investigate, explorer=runtime.settings.explorer
+            )
+            if investigate and runtime.jobs is not None:
+                await runtime.jobs.enqueue(s, inv_id, report.repo)
+        if investigate and runtime.jobs is not None:
+            runtime.jobs.committed()
     runtime.metrics.reports.labels(report.source.value, classification.label.value).inc()
     log.info(
         "report accepted",
@@ -73,6 +73,19 @@ async def submit_report(runtime: Runtime, report: BugReport) -> Accepted:
         classification=classification.label,
         urls=links(inv_id),
     )
+
+
+async def repository_known(runtime: Runtime, name: str | None) -> bool:
+    """Whether a repository is registered (names seen once are remembered: registrations are never removed)."""
+    if name is None:
+        return False
+    if name in runtime.known_repos:
+        return True
+    async with runtime.db.session() as s:
+        found = await store.get_repository(s, name) is not None
+    if found:
+        runtime.known_repos.add(name)
+    return found
 
 
 async def rerun(runtime: Runtime, investigation_id: int, extra_context: str | None) -> Accepted:
@@ -160,17 +173,21 @@ class WebhookAnswer:
 
 
 async def handle_webhook(
-    runtime: Runtime, provider: Source, headers: dict[str, str], body: bytes, query: dict[str, str] | None = None
+    runtime: Runtime,
+    provider: Source,
+    headers: dict[str, str],
+    body: bytes,
+    query: dict[str, str] | None = None,
 ) -> WebhookAnswer:
-    """Verify, deduplicate, record and (for bug reports on registered repositories) accept a delivery."""
-    from app.webhooks import parse_delivery
+    """Verify, deduplicate, record and (for bug reports on registered repositories) accept a delivery.
 
-    outcome = parse_delivery(provider.value, headers, body, runtime.settings.webhook_secret(provider.value), query=query)
-    kind = str(getattr(outcome, "kind", None) or getattr(outcome, "outcome", "invalid"))
-    kind = getattr(kind, "value", kind)
-    delivery_id = getattr(outcome, "delivery_id", None)
-    reason = str(getattr(outcome, "reason", "") or "")
-    report: BugReport | None = getattr(outcome, "report", None)
+    Forged or unsigned: 401, recorded, nothing queued. Malformed: 400. Redelivery of a known delivery id:
+    200 `duplicate`. Irrelevant events and unregistered repositories: 202 `ignored` with the reason."""
+    outcome = parse_delivery(provider, headers, body, runtime.settings.webhook_secret(provider.value), query=query)
+    kind = outcome.kind
+    delivery_id = outcome.delivery_id[:200] if outcome.delivery_id else None
+    reason = outcome.reason
+    report = outcome.report
 
     def count(result: str) -> None:
         runtime.metrics.deliveries.labels(provider.value, result).inc()

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import func, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -32,6 +32,17 @@ from schemas import BugReport, Classification, ClassificationResult, Diagnosis, 
 
 FINISHED = (Status.done, Status.failed, Status.cancelled, Status.skipped)
 """Statuses an investigation never leaves (except through a rerun, which is a new investigation)."""
+
+
+def _storable(text: str | None, limit: int | None = None) -> str | None:
+    """Text every backend accepts: no NUL characters (PostgreSQL refuses them), no lone surrogates."""
+    if text is None:
+        return None
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if not text.isascii():
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text[:limit] if limit else text
 
 
 class DuplicateError(Exception):
@@ -71,6 +82,8 @@ async def add_repository(
 
 async def get_repository(session: AsyncSession, name: str) -> RepoView | None:
     """One registered repository by name, or None."""
+    if "\x00" in name:
+        return None
     row = await session.scalar(select(Repository).where(Repository.name == name))
     return _repo_view(row) if row else None
 
@@ -94,32 +107,55 @@ async def create_investigation(
 ) -> tuple[int, int]:
     """Store a report and its investigation (`queued` when `investigate`, else `skipped`); returns
     (investigation id, report id). Flushed, not committed: the caller's transaction decides."""
-    row = Report(
-        source=report.source,
-        repo=report.repo,
-        title=report.title,
-        body=report.body,
-        ref=report.ref,
-        labels=list(report.labels),
-        reporter=report.reporter,
-        url=report.url,
-        external_id=report.external_id,
+    return (await create_investigations(session, [(report, classification, investigate)], explorer=explorer))[0]
+
+
+async def create_investigations(
+    session: AsyncSession,
+    items: Sequence[tuple[BugReport, ClassificationResult, bool]],
+    *,
+    explorer: str,
+) -> list[tuple[int, int]]:
+    """`create_investigation` for many reports at once (two multi-row INSERTs); ids in input order."""
+    now = utcnow()
+    report_rows = [
+        dict(
+            source=report.source,
+            repo=_storable(report.repo, 200),
+            title=_storable(report.title),
+            body=_storable(report.body),
+            ref=_storable(report.ref, 200),
+            labels=[_storable(label) for label in report.labels],
+            reporter=_storable(report.reporter, 200),
+            url=_storable(report.url),
+            external_id=_storable(report.external_id, 200),
+            created_at=now,
+        )
+        for report, _, _ in items
+    ]
+    # Core INSERT ... RETURNING (batched by SQLAlchemy's insertmanyvalues): far cheaper than an ORM flush.
+    report_ids = list(
+        await session.scalars(insert(Report).returning(Report.id, sort_by_parameter_order=True), report_rows)
     )
-    session.add(row)
-    await session.flush()
-    inv = Investigation(
-        report_id=row.id,
-        repo=report.repo,
-        status=Status.queued if investigate else Status.skipped,
-        classification=classification.label,
-        classification_confidence=classification.confidence,
-        classification_reason=classification.reason,
-        explorer=explorer,
-        finished_at=None if investigate else utcnow(),
+    inv_rows = [
+        dict(
+            report_id=report_id,
+            repo=_storable(report.repo, 200),
+            status=Status.queued if investigate else Status.skipped,
+            classification=classification.label,
+            classification_confidence=classification.confidence,
+            classification_reason=classification.reason,
+            explorer=explorer,
+            created_at=now,
+            updated_at=now,
+            finished_at=None if investigate else now,
+        )
+        for report_id, (report, classification, investigate) in zip(report_ids, items)
+    ]
+    inv_ids = list(
+        await session.scalars(insert(Investigation).returning(Investigation.id, sort_by_parameter_order=True), inv_rows)
     )
-    session.add(inv)
-    await session.flush()
-    return inv.id, row.id
+    return list(zip(inv_ids, report_ids))
 
 
 async def create_rerun(
@@ -535,10 +571,10 @@ async def record_delivery(
     """Record a webhook delivery; raises DuplicateError when an authenticated delivery id was seen before."""
     row = WebhookDelivery(
         provider=provider,
-        delivery_id=delivery_id,
-        dedup_key=delivery_id if authenticated and delivery_id else None,
+        delivery_id=_storable(delivery_id, 200),
+        dedup_key=_storable(delivery_id, 200) if authenticated and delivery_id else None,
         outcome=outcome,
-        reason=reason,
+        reason=_storable(reason, 2000),
         investigation_id=investigation_id,
     )
     session.add(row)
@@ -553,7 +589,9 @@ async def record_delivery(
 async def find_delivery(session: AsyncSession, provider: Source, delivery_id: str) -> DeliveryView | None:
     """The authenticated delivery recorded under this id, or None."""
     row = await session.scalar(
-        select(WebhookDelivery).where(WebhookDelivery.provider == provider, WebhookDelivery.dedup_key == delivery_id)
+        select(WebhookDelivery).where(
+            WebhookDelivery.provider == provider, WebhookDelivery.dedup_key == _storable(delivery_id, 200)
+        )
     )
     return _delivery_view(row) if row else None
 

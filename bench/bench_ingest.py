@@ -83,11 +83,7 @@ async def load(base: str, repo: str, rate: float, duration: float) -> dict[str, 
             await client.post("/api/reports", json={"repo": repo, "title": f"warmup {i}", "body": "x"})
         start = time.perf_counter() + 0.1
 
-        async def one(i: int) -> None:
-            due = start + i / rate
-            delay = due - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
+        async def one(i: int, due: float) -> None:
             payload = {
                 "repo": repo,
                 "title": f"crash #{i}: ZeroDivisionError in average()",
@@ -102,7 +98,16 @@ async def load(base: str, repo: str, rate: float, duration: float) -> dict[str, 
                 return
             latencies.append((time.perf_counter() - due) * 1000)
 
-        await asyncio.gather(*(one(i) for i in range(total)))
+        # Open loop: each request is started when it is due, whatever happened to the earlier ones;
+        # latency counts from the due time, so queueing anywhere (client or server) is measured.
+        tasks = []
+        for i in range(total):
+            due = start + i / rate
+            delay = due - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.create_task(one(i, due)))
+        await asyncio.gather(*tasks)
         elapsed = time.perf_counter() - start
         count = (await client.get("/api/investigations", params={"limit": 1})).json()["total"]
     accepted = statuses.get(202, 0)

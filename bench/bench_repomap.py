@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -80,14 +81,23 @@ print(json.dumps({"inner": seconds, "rss_kb": rss, "tokens": len(text) // 4}))
 """
 
 
-def _spawn(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, dict]:
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _spawn(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> tuple[float, dict]:
+    """Run one measurement in a fresh process: wall seconds, plus its JSON report and CPU seconds (children too)."""
+    cpu = _cpu()
     started = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
     wall = time.perf_counter() - started
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd[:3]} failed:\n{proc.stderr[-2000:]}")
-    line = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else "{}"
-    return wall, json.loads(line)
+    line = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip().startswith("{") else "{}"
+    report = json.loads(line)
+    report["cpu"] = _cpu() - cpu
+    return wall, report
 
 
 def _default_tree() -> Path:
@@ -133,45 +143,59 @@ def main() -> None:
     aider_ok = not args.no_aider and Path(args.aider_python).exists()
     if aider_ok:
         shutil.copytree(tree, aider_tree, symlinks=True)
+    aider_cmd = [args.aider_python, "-c", _AIDER, str(aider_tree), "", tok]
     for r in range(args.runs):
+        # pairs run back to back so both tools see about the same load
         cache = work / f"cache-{r}"
         record("ours cold", _spawn([py, "-c", _OURS, str(ours_tree), str(cache), tok], env))
-        record("ours warm", _spawn([py, "-c", _OURS, str(ours_tree), str(cache), tok], env))
-        _edit_one_file(ours_tree, r)
-        time.sleep(0.01)
-        record("ours one-file edit", _spawn([py, "-c", _OURS, str(ours_tree), str(cache), tok], env))
-        record("ours refocus (in process)", _spawn([py, "-c", _OURS_REFOCUS, str(ours_tree), str(cache), tok], env))
         if aider_ok:
             shutil.rmtree(aider_tree / ".aider.tags.cache.v4", ignore_errors=True)
-            record("aider cold", _spawn([args.aider_python, "-c", _AIDER, str(aider_tree), "", tok]))
-            record("aider warm", _spawn([args.aider_python, "-c", _AIDER, str(aider_tree), "", tok]))
-        started = time.perf_counter()
-        subprocess.run(["ctags", "-R", "--languages=Python", "-f", "-", "."], cwd=tree, stdout=subprocess.DEVNULL)
-        record("ctags (definitions only)", (time.perf_counter() - started, {}))
+            record("aider cold", _spawn(aider_cmd))
+        record("ours warm", _spawn([py, "-c", _OURS, str(ours_tree), str(cache), tok], env))
+        if aider_ok:
+            record("aider warm", _spawn(aider_cmd))
+        _edit_one_file(ours_tree, r)
+        record("ours one-file edit", _spawn([py, "-c", _OURS, str(ours_tree), str(cache), tok], env))
+        record("ours refocus (in process)", _spawn([py, "-c", _OURS_REFOCUS, str(ours_tree), str(cache), tok], env))
+        if shutil.which("ctags"):
+            ctags = ["ctags", "-R", "--languages=Python", "-f", "/dev/null", "."]
+            record("ctags (definitions only)", _spawn(ctags, cwd=tree))
 
     def median(name: str) -> float:
         return statistics.median(s[0] if "refocus" not in name else s[1]["inner"] for s in results[name])
+
+    def median_cpu(name: str) -> float | None:
+        vals = [s[1]["cpu"] for s in results[name] if "cpu" in s[1] and "refocus" not in name]
+        return statistics.median(vals) if vals else None
 
     def rss(name: str) -> str:
         vals = [s[1].get("rss_kb") for s in results[name] if s[1].get("rss_kb")]
         return f"{max(vals) / 1024:.0f}" if vals else "-"
 
     ref = {"cold": median("aider cold") if aider_ok else None, "warm": median("aider warm") if aider_ok else None}
+    ref_cpu = {"cold": median_cpu("aider cold") if aider_ok else None, "warm": median_cpu("aider warm") if aider_ok else None}
+    load = os.getloadavg()
     n_files = results["ours cold"][0][1]["files"]
     lines = [
         f"Tree: `{tree}` ({n_files} indexed files), token budget {args.tokens}, median of {args.runs} runs, "
-        f"{os.cpu_count()} cores.",
+        f"{os.cpu_count()} cores, load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}.",
+        "Wall time is what a user waits; CPU time (user + system, pool workers included) is what the machine "
+        "spends and is far less sensitive to other load on a shared machine.",
         "",
-        "| tool | case | seconds | vs Aider | peak RSS MB |",
-        "|---|---|---:|---:|---:|",
+        "| tool | case | wall s | wall vs Aider | CPU s | CPU vs Aider | peak RSS MB |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for name in results:
         secs = median(name)
+        cpu = median_cpu(name)
         case = "warm" if "warm" in name or "edit" in name or "refocus" in name else "cold"
-        base = ref.get(case)
-        ratio = f"{secs / base:.3f}" if base and not name.startswith("aider") else ("1" if name.startswith("aider") else "-")
+        is_aider = name.startswith("aider")
+        base, base_cpu = ref.get(case), ref_cpu.get(case)
+        ratio = "1" if is_aider else (f"{secs / base:.3f}" if base else "-")
+        cpu_ratio = "1" if is_aider else (f"{cpu / base_cpu:.3f}" if base_cpu and cpu is not None else "-")
         tool, _, label = name.partition(" ")
-        lines.append(f"| {tool} | {label} | {secs:.3f} | {ratio} | {rss(name)} |")
+        cpu_text = f"{cpu:.3f}" if cpu is not None else "-"
+        lines.append(f"| {tool} | {label} | {secs:.3f} | {ratio} | {cpu_text} | {cpu_ratio} | {rss(name)} |")
     if aider_ok:
         lines += [
             "",

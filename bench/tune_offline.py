@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._trees import ensure_tree  # noqa: E402
-from funnel.explorers.offline.corpus import Corpus  # noqa: E402
-from funnel.explorers.offline.rank import RankConfig, rank  # noqa: E402
+from funnel.explorers.offline.corpus import Corpus, default_cache_dir  # noqa: E402
+from funnel.explorers.offline.rank import RankConfig, _is_doc, _is_test, rank  # noqa: E402
 from funnel.explorers.offline.rank import affected_entries  # noqa: E402
 from app.evaluation.metrics import function_acc_at_k, gold_entities  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
@@ -51,7 +51,12 @@ def _map(root: Path, text: str, cache: Path, use_map: bool):
         from repomap import build_repo_map  # type: ignore[attr-defined]
     except ImportError:
         return None
-    return build_repo_map(root, focus=text, cache_dir=cache)
+    return build_repo_map(root, focus=text, cache_dir=cache / "repomap" if cache else None)
+
+
+def _raw(parts: dict[str, float], config: RankConfig) -> dict[str, float]:
+    """Signal values before weighting, so fusion weights can be refitted without re-ranking."""
+    return {k: round(v / (getattr(config, f"w_{k}") or 1.0), 5) for k, v in parts.items()}
 
 
 def main() -> None:
@@ -61,7 +66,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--set", action="append", default=[], help="override a RankConfig knob: name=value")
     parser.add_argument("--no-map", action="store_true", help="regex definitions, no PageRank")
-    parser.add_argument("--cache", default=os.environ.get("BUGSLEUTH_CACHE_DIR", "/work/bench-out/offline-cache"))
+    parser.add_argument("--cache", default="", help="term/map cache directory (default: bugsleuth's own cache)")
+    parser.add_argument("--every", type=int, default=0, help="take every n-th instance of the split")
     parser.add_argument("--out", default="")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
@@ -78,9 +84,11 @@ def main() -> None:
         rows = rows[0::2]
     elif args.split == "check":
         rows = rows[1::2]
+    if args.every:
+        rows = rows[:: args.every]
     if args.limit:
         rows = rows[: args.limit]
-    cache = Path(args.cache)
+    cache = Path(args.cache) if args.cache else None
     results = []
     t_all = time.perf_counter()
     for row in rows:
@@ -91,10 +99,10 @@ def main() -> None:
         t1 = time.perf_counter()
         if repo_map is not None:
             paths = [f.path for f in repo_map.files]
-            corpus = Corpus.build(root, paths, definitions=repo_map.definitions, cache_dir=cache)
+            corpus = Corpus.build(root, paths, definitions=repo_map.definitions, cache_dir=cache / "offline" if cache else default_cache_dir())
             pagerank = {f.path: f.score for f in repo_map.files}
         else:
-            corpus = Corpus.build(root, walk(root), cache_dir=cache)
+            corpus = Corpus.build(root, walk(root), cache_dir=cache / "offline" if cache else default_cache_dir())
             pagerank = None
         ranking = rank(corpus, text, Focus.from_text(text), pagerank=pagerank, config=config)
         t2 = time.perf_counter()
@@ -117,6 +125,11 @@ def main() -> None:
             "syms": syms,
             "gold": gold_file,
             "gold_fn": sorted(gold_funcs),
+            "features": [
+                {"path": c.path, "raw": _raw(c.parts, config), "test": _is_test(c.path), "doc": _is_doc(c.path),
+                 "syms": [s.span.qualname for s in c.symbols[:5]]}
+                for c in ranking.candidates[:300] if c.score > 0
+            ],
         }
         results.append(r)
         if args.verbose:

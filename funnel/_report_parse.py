@@ -263,7 +263,7 @@ def fenced_blocks(body: list[str]) -> list[tuple[str, str]]:
             strip = min(indent, len(line) - len(line.lstrip(" ")))
             content.append(line[strip:])
             i += 1
-        blocks.append((lang.lower(), "\n".join(content).rstrip()))
+        blocks.append((lang.lower(), "\n".join(content).rstrip("\n")))
         i += 1
     return blocks
 

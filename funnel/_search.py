@@ -443,6 +443,8 @@ def search(
         complete = False
     stderr = b"".join(stderr_chunks).decode("utf-8", "replace")
     if proc.returncode == 2 and not matches and not state["stop"] and complete and "error" in stderr.lower():
+        if "glob" in stderr.lower():
+            raise ToolError(f"Invalid glob:\n{stderr.strip()[:2000]}\nUse globs like '*.py' or 'src/**/*.ts'.")
         if "regex" in stderr.lower() or "parse" in stderr.lower():
             raise ToolError(
                 f"Invalid regex {pattern!r}:\n{stderr.strip()[:2000]}\n"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,8 +48,8 @@ from funnel.stop import (
     check_stop,
 )
 from funnel.trace import TraceWriter
-from schemas.diagnosis import Diagnosis
-from schemas.enums import Phase
+from schemas.diagnosis import Diagnosis, Termination
+from schemas.enums import Phase, StopReason
 from schemas.report import BugReport
 from schemas.trace import (
     PhaseChangeEvent,
@@ -115,12 +115,10 @@ async def investigate(
     try:
         state.emit(StartEvent, explorer=explorer_name(explorer), report_title=report.title, root=str(root),
                    commit=commit, limits=limits.to_dict())  # fmt: skip
-        ctx = _context(report, root, state, repo_map, extra_context, memory)
-        attempts = _attempts(state, explorer, ctx, transcript, summarize)
-        markdown, findings = await _guarded(state, attempts)
+        context = asyncio.to_thread(_context, report, root, state, repo_map, extra_context, memory)  # map: off-loop
+        markdown, findings = await _guarded(state, _attempts(state, explorer, context, transcript, summarize))
     except StopRun as e:
-        stop = e
-        markdown = getattr(e, "markdown", "") or state.last_markdown
+        stop, markdown = e, state.last_markdown
     except UserError as e:  # misconfiguration found mid-run (e.g. by an explorer): said plainly
         stop, markdown = Unrecoverable(str(e)), state.last_markdown
     except Exception as e:  # a bug of ours: still an honest result, never a crash without a trace
@@ -130,6 +128,11 @@ async def investigate(
         try:
             diagnosis = assemble_diagnosis(state, markdown, findings, stop, explorer=explorer_name(explorer),
                                            structurer=structurer, commit=commit, seconds=time.monotonic() - started)  # fmt: skip
+        except Exception as e:  # never leave without a result
+            _log.exception("could not assemble the diagnosis")
+            detail = f"internal error while assembling the result: {type(e).__name__}: {e}"
+            diagnosis = Diagnosis(summary=detail, termination=Termination(reason=StopReason.error, detail=detail))
+        try:
             term = diagnosis.termination
             state.emit(StopEvent, reason=term.reason, detail=term.detail)
             tracer.save_diagnosis(diagnosis)
@@ -191,10 +194,12 @@ async def _guarded(state: RunState, work: Any) -> tuple[str, list[str]]:
             task.cancel()
 
 
-async def _attempts(state: RunState, explorer: Any, ctx: ExplorerContext, transcript: list[ModelMessage],
+async def _attempts(state: RunState, explorer: Any, context: Awaitable[ExplorerContext], transcript: list[ModelMessage],
                     summarize: Summarizer | None) -> tuple[str, list[str]]:  # fmt: skip
     """The attempt loop: explore, verify, and retry with the verifier's findings."""
     from funnel.verify import verify_report
+
+    ctx = await context
 
     system = prompts.system_prompt(limits=state.limits, repo_map=getattr(ctx.repo_map, "text", None),
                                    memory=ctx.memory, extra_context=ctx.extra_context, template=ctx.template)  # fmt: skip
@@ -211,7 +216,7 @@ async def _attempts(state: RunState, explorer: Any, ctx: ExplorerContext, transc
             prompt = prompts.retry_prompt(findings, attempt)
         markdown = await runner(prompt, findings)
         state.last_markdown = markdown
-        verdict = verify_report(markdown, ctx.root, ctx.index)
+        verdict = await asyncio.to_thread(verify_report, markdown, ctx.root, ctx.index, sandbox=state.sandbox)
         findings = list(verdict.findings)
         state.emit(VerifyEvent, ok=verdict.ok, findings=findings)
         if verdict.ok:

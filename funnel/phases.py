@@ -8,6 +8,7 @@ Phases never go back; the harness forces the next phase when a phase's budget is
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections import Counter
@@ -202,7 +203,9 @@ def _refuse(state: RunState, tool: str, args: dict[str, Any]) -> str | None:
     state.seen[key] += 1
     repeats = state.seen[key]
     if repeats > state.limits.max_repeats:
-        raise StepBudgetExceeded(f"no progress: `{tool}` called {repeats} times with the same arguments {args}")
+        detail = f"no progress: `{tool}` called {repeats} times with the same arguments {args}"
+        state.emit(ToolCallEvent, tool=tool, args=args, error=detail)
+        raise StepBudgetExceeded(detail)
     if repeats == state.limits.max_repeats:
         return (
             f"You already called `{tool}` with exactly these arguments; its result is above in this conversation. "
@@ -211,8 +214,12 @@ def _refuse(state: RunState, tool: str, args: dict[str, Any]) -> str | None:
     return None
 
 
-def _run_tool(state: RunState, tool: str, args: dict[str, Any], call: Callable[[], Any]) -> str:
-    """Run one tool call through the funnel: gate, budget, repeat guard, errors, hooks, meter and trace."""
+async def _run_tool(state: RunState, tool: str, args: dict[str, Any], call: Callable[[], Any]) -> str:
+    """Run one tool call through the funnel: gate, budget, repeat guard, errors, hooks, meter and trace.
+
+    Bookkeeping and events stay on the event loop (so `on_event` is always called there); only the read-only
+    tool itself runs on a worker thread.
+    """
     started = time.perf_counter()
     phase = state.phase
     state.tool_calls_total += 1
@@ -226,7 +233,7 @@ def _run_tool(state: RunState, tool: str, args: dict[str, Any], call: Callable[[
             state.phase_calls += 1
             state.meter.add_tool_call(state.phase)
         try:
-            result = call()
+            result = call() if tool in set(ControlTool) else await asyncio.to_thread(call)
             text = result if isinstance(result, str) else result.render()
             state.consecutive_tool_errors = 0
         except ToolError as e:  # the model's mistake: it sees the instructive text; only these count as failures
@@ -254,7 +261,7 @@ def _run_tool(state: RunState, tool: str, args: dict[str, Any], call: Callable[[
     return text
 
 
-def _search(
+async def _search(
     ctx: RunContext[RunState],
     pattern: str,
     fixed_strings: bool = False,
@@ -276,7 +283,7 @@ def _search(
     args = {"pattern": pattern, "fixed_strings": fixed_strings, "globs": globs or [], "ignore_case": ignore_case,
             "context": context}  # fmt: skip
     s = ctx.deps
-    return _run_tool(
+    return await _run_tool(
         s,
         ToolName.search,
         args,
@@ -287,7 +294,7 @@ def _search(
     )  # fmt: skip
 
 
-def _read_range(ctx: RunContext[RunState], path: str, start: int = 1, end: int | None = None) -> str:
+async def _read_range(ctx: RunContext[RunState], path: str, start: int = 1, end: int | None = None) -> str:
     """Read numbered lines `start..end` (1-based, inclusive) of one file; the header gives the file's length.
 
     Args:
@@ -305,10 +312,10 @@ def _read_range(ctx: RunContext[RunState], path: str, start: int = 1, end: int |
             s.reads.append((result.path, result.start, result.end))
         return result
 
-    return _run_tool(s, ToolName.read_range, {"path": path, "start": start, "end": end}, call)
+    return await _run_tool(s, ToolName.read_range, {"path": path, "start": start, "end": end}, call)
 
 
-def _list_dir(ctx: RunContext[RunState], path: str = ".", depth: int = 1) -> str:
+async def _list_dir(ctx: RunContext[RunState], path: str = ".", depth: int = 1) -> str:
     """List a directory of the repository (ignored and secret files are left out).
 
     Args:
@@ -319,10 +326,10 @@ def _list_dir(ctx: RunContext[RunState], path: str = ".", depth: int = 1) -> str
 
     s = ctx.deps
     args = {"path": path, "depth": depth}
-    return _run_tool(s, ToolName.list_dir, args, lambda: tools.list_dir(s.sandbox, path, max(1, min(depth, 3))))
+    return await _run_tool(s, ToolName.list_dir, args, lambda: tools.list_dir(s.sandbox, path, max(1, min(depth, 3))))
 
 
-def _find_symbol(ctx: RunContext[RunState], name: str) -> str:
+async def _find_symbol(ctx: RunContext[RunState], name: str) -> str:
     """Find where a function, class or method is defined (`name`, `Class.method`, or close spellings).
 
     Args:
@@ -337,10 +344,10 @@ def _find_symbol(ctx: RunContext[RunState], name: str) -> str:
             raise ToolError("find_symbol is unavailable here (no symbol index); use search instead.")
         return tools.find_symbol(s.sandbox, s.index, name)
 
-    return _run_tool(s, ToolName.find_symbol, {"name": name}, call)
+    return await _run_tool(s, ToolName.find_symbol, {"name": name}, call)
 
 
-def _begin_deep_dive(ctx: RunContext[RunState], suspects: list[str]) -> str:
+async def _begin_deep_dive(ctx: RunContext[RunState], suspects: list[str]) -> str:
     """Stop exploring and deep-dive into the suspects: from now on only `read_range` is available.
 
     Args:
@@ -360,10 +367,10 @@ def _begin_deep_dive(ctx: RunContext[RunState], suspects: list[str]) -> str:
         )
         return f"{msg}\n{note}" if note else msg
 
-    return _run_tool(s, ControlTool.begin_deep_dive, {"suspects": suspects}, call)
+    return await _run_tool(s, ControlTool.begin_deep_dive, {"suspects": suspects}, call)
 
 
-def _finish_deep_dive(ctx: RunContext[RunState]) -> str:
+async def _finish_deep_dive(ctx: RunContext[RunState]) -> str:
     """Stop reading and write the report (no tools after this)."""
     s = ctx.deps
 
@@ -372,10 +379,10 @@ def _finish_deep_dive(ctx: RunContext[RunState]) -> str:
         msg = "Deep-dive finished. Write the report now, following the template; no more tools."
         return f"{msg}\n{note}" if note else msg
 
-    return _run_tool(s, ControlTool.finish_deep_dive, {}, call)
+    return await _run_tool(s, ControlTool.finish_deep_dive, {}, call)
 
 
-def _request_info(ctx: RunContext[RunState], questions: list[str]) -> str:
+async def _request_info(ctx: RunContext[RunState], questions: list[str]) -> str:
     """Stop the investigation: the report lacks something only the reporter can give. Ask them.
 
     Args:
@@ -390,14 +397,19 @@ def _request_info(ctx: RunContext[RunState], questions: list[str]) -> str:
         s.questions = asked
         return "Noted: the investigation stops here and these questions go to the reporter."
 
-    return _run_tool(s, ControlTool.request_info, {"questions": questions}, call)
+    return await _run_tool(s, ControlTool.request_info, {"questions": questions}, call)
 
 
 def funnel_tools() -> list[Tool[RunState]]:
     """Every tool of the funnel; `offered_tools` hides those the current phase does not offer."""
-    fns = (_search, _read_range, _list_dir, _find_symbol, _begin_deep_dive, _finish_deep_dive, _request_info)
-    names = (*ToolName, *ControlTool)
-    names_by_fn = dict(zip(fns, (ToolName.search, ToolName.read_range, ToolName.list_dir, ToolName.find_symbol,
-                                 ControlTool.begin_deep_dive, ControlTool.finish_deep_dive, ControlTool.request_info)))  # fmt: skip
-    assert set(names_by_fn.values()) == set(names)
-    return [Tool(fn, takes_ctx=True, name=str(name), sequential=True, max_retries=3) for fn, name in names_by_fn.items()]
+    by_name = {
+        ToolName.search: _search,
+        ToolName.read_range: _read_range,
+        ToolName.list_dir: _list_dir,
+        ToolName.find_symbol: _find_symbol,
+        ControlTool.begin_deep_dive: _begin_deep_dive,
+        ControlTool.finish_deep_dive: _finish_deep_dive,
+        ControlTool.request_info: _request_info,
+    }
+    # sequential: calls of one response run in order, so phase moves and budgets are deterministic (and replayable)
+    return [Tool(fn, takes_ctx=True, name=str(name), sequential=True, max_retries=3) for name, fn in by_name.items()]

@@ -526,8 +526,12 @@ def verify_draft(
         if note.startswith("missing section"):
             heading = note.split("'")[1].capitalize() if "'" in note else note
             findings.append(f"The report has no `## {heading}` section; write the report in the template.")
+    soft: list[str] = []
     for claim in checked.rejected:
         c = claim.claim
+        if claim.kind == "proposed_change" and not str(c.get("path") or "").strip():
+            soft.append(f"a proposed change names no file and was dropped: {str(c.get('description', ''))[:80]!r}")
+            continue  # advice without a file is vague, not wrong
         where = format_location(c.get("path", "") or "?", c.get("line_start"), c.get("line_end"))
         what = "affected file" if claim.kind == "affected_file" else "proposed change for"
         findings.append(f"Drop or fix the {what} `{where}`: {claim.reason.rstrip('.')}. {_advice(claim.reason)}".rstrip())
@@ -536,7 +540,8 @@ def verify_draft(
             "Name at least one suspect under `## Affected files` as `path:start-end` with the quoted lines, "
             "citing only files you have read."
         )
-    notes = [*checked.corrections, *checked.notes, *(n for n in draft.notes if not n.startswith("missing section"))]
+    notes = [*checked.corrections, *checked.notes, *soft]
+    notes += [n for n in draft.notes if not n.startswith("missing section")]
     return VerifyResult(ok=not findings, findings=findings, notes=notes, checked=checked)
 
 

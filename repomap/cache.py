@@ -18,7 +18,7 @@ from pathlib import Path
 from repomap.languages import grammar_versions
 from repomap.tags import FileTags
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 """Bump when the stored format or the extraction changes; old cache files are then left unused."""
 
 BINARY = b"binary"

@@ -70,11 +70,10 @@ class Grammar:
     """The `tree_sitter.Language`."""
     parser: Any
     """A `tree_sitter.Parser` for it (not thread-safe: one process, one parser)."""
-    defs: Any
-    """Query capturing definitions: `@def.<kind>` on the node, `@name` on its name, optional `@receiver`;
-    `@scope` marks containers that qualify names without being definitions (Rust `impl`)."""
-    refs: Any
-    """Query capturing references: `@ref.<kind>` on the referenced name."""
+    query: Any
+    """Both query files as one query, so each tree is traversed once: `@def.<kind>` on a definition node,
+    `@name` on its name, optional `@receiver`; `@scope` marks containers that qualify names without being
+    definitions (Rust `impl`); `@ref.<kind>` on a referenced name."""
 
 
 @cache
@@ -86,9 +85,8 @@ def grammar(name: str) -> Grammar:
     module = importlib.import_module(spec.module)
     language = Language(getattr(module, spec.function)())
     stem = spec.query_name or spec.name
-    defs = Query(language, (QUERY_DIR / f"{stem}-defs.scm").read_text(encoding="utf-8"))
-    refs = Query(language, (QUERY_DIR / f"{stem}-refs.scm").read_text(encoding="utf-8"))
-    return Grammar(spec, language, Parser(language), defs, refs)
+    source = "\n".join((QUERY_DIR / f"{stem}-{part}.scm").read_text(encoding="utf-8") for part in ("defs", "refs"))
+    return Grammar(spec, language, Parser(language), Query(language, source))
 
 
 @cache

@@ -61,14 +61,25 @@ class Graph:
     """Weight of a symbol edge."""
     names: dict[tuple[str, str], int]
     """(language family, defined name) → name id."""
-    by_name: dict[str, list[int]]
-    """Defined name → its name ids in every family."""
-    definers: dict[int, list[int]]
-    """Name id → files defining it, in path order."""
+    def_name: np.ndarray
+    """Name id of each (name, defining file) pair, sorted by name id then file."""
+    def_file: np.ndarray
+    """Defining file of each pair of `def_name`."""
     module_files: dict[str, list[int]]
     """Module path suffixes (`core.basic`, `basic`) → files."""
     suffixes: dict[str, list[int]]
     """Path suffixes by whole components (`basic.py`, `core/basic.py`) → files."""
+
+    def definers(self, name: str) -> list[int]:
+        """Files defining `name` (in any language family), in path order."""
+        out: list[int] = []
+        for fam in sorted(set(self.families)):
+            nid = self.names.get((fam, name))
+            if nid is not None:
+                lo = int(np.searchsorted(self.def_name, nid, side="left"))
+                hi = int(np.searchsorted(self.def_name, nid, side="right"))
+                out.extend(self.def_file[lo:hi].tolist())
+        return sorted(out)
 
 
 def module_keys(path: str) -> list[str]:
@@ -95,22 +106,23 @@ def build_graph(paths: list[str], tags: list[FileTags], families: list[str]) -> 
     n = len(paths)
     names: dict[tuple[str, str], int] = {}
     per_family: dict[str, dict[str, int]] = {}
-    def_pairs: set[tuple[int, int]] = set()
+    pair_nids: list[int] = []
+    pair_files: list[int] = []
     for i, t in enumerate(tags):
+        if not t.defs:
+            continue
         fam = families[i]
         local = per_family.setdefault(fam, {})
-        for d in t.defs:
-            nid = local.get(d[0])
+        for name in dict.fromkeys([d[0] for d in t.defs]):  # insertion order: ids never depend on hash seeds
+            nid = local.get(name)
             if nid is None:
-                nid = local[d[0]] = names[(fam, d[0])] = len(names)
-            def_pairs.add((nid, i))
-    by_name: dict[str, list[int]] = {}
-    for (_fam, name), nid in names.items():
-        by_name.setdefault(name, []).append(nid)
-    ordered = sorted(def_pairs)
-    definers: dict[int, list[int]] = {}
-    for nid, i in ordered:
-        definers.setdefault(nid, []).append(i)
+                nid = local[name] = names[(fam, name)] = len(names)
+            pair_nids.append(nid)
+            pair_files.append(i)
+    d_name = np.array(pair_nids, dtype=np.int64)
+    d_file = np.array(pair_files, dtype=np.int64)
+    order = np.lexsort((d_file, d_name))
+    d_name, d_file = d_name[order], d_file[order]
 
     module_files: dict[str, list[int]] = {}
     suffixes: dict[str, list[int]] = {}
@@ -173,13 +185,10 @@ def build_graph(paths: list[str], tags: list[FileTags], families: list[str]) -> 
     r_w = np.sqrt(ref_w)
     # name damping: spread over definers, fewer points for private names and names (nearly) everyone uses
     n_names = len(names)
-    n_def = np.zeros(max(n_names, 1), dtype=np.float64)
-    d_name = np.fromiter((p[0] for p in ordered), dtype=np.int64, count=len(ordered))
-    d_file = np.fromiter((p[1] for p in ordered), dtype=np.int64, count=len(ordered))
-    np.add.at(n_def, d_name, 1.0)
-    private = np.zeros(max(n_names, 1), dtype=np.float64) + 1.0
+    n_def = np.bincount(d_name, minlength=max(n_names, 1)).astype(np.float64)
+    private = np.ones(max(n_names, 1), dtype=np.float64)
     for (_fam, name), nid in names.items():
-        if name.startswith("_") or len(name) < 3:
+        if name[0] == "_" or len(name) < 3:
             private[nid] = 0.1 if name.startswith("__") or len(name) < 3 else 0.3
     idf = np.log1p(n / np.maximum(df, 1.0)) / math.log1p(max(n, 1))
     many = np.where(n_def > 5, 0.2, 1.0)
@@ -203,9 +212,9 @@ def build_graph(paths: list[str], tags: list[FileTags], families: list[str]) -> 
 
     if mod_edges:
         keys = sorted(mod_edges)
-        m_src = np.fromiter((k[0] for k in keys), dtype=np.int64, count=len(keys))
-        m_dst = np.fromiter((k[1] for k in keys), dtype=np.int64, count=len(keys))
-        m_w = np.fromiter((mod_edges[k] for k in keys), dtype=np.float64, count=len(keys))
+        mk = np.array(keys, dtype=np.int64).reshape(-1, 2)
+        m_src, m_dst = mk[:, 0].copy(), mk[:, 1].copy()
+        m_w = np.array([mod_edges[k] for k in keys], dtype=np.float64)
     else:
         m_src = m_dst = np.zeros(0, dtype=np.int64)
         m_w = np.zeros(0, dtype=np.float64)
@@ -220,7 +229,7 @@ def build_graph(paths: list[str], tags: list[FileTags], families: list[str]) -> 
     else:
         src = dst = np.zeros(0, dtype=np.int64)
         w = np.zeros(0, dtype=np.float64)
-    return Graph(paths, families, src, dst, w, s_src, s_dst, s_name, s_w, names, by_name, definers, module_files, suffixes)
+    return Graph(paths, families, src, dst, w, s_src, s_dst, s_name, s_w, names, d_name, d_file, module_files, suffixes)
 
 
 def pagerank(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray, personal: np.ndarray) -> np.ndarray:
@@ -272,7 +281,7 @@ def personalization(graph: Graph, focus: Focus | None) -> tuple[np.ndarray, set[
             p[i] += weight / len(files)
 
     def add_definers(name: str, weight: float) -> None:
-        files = [i for nid in graph.by_name.get(name, ()) for i in graph.definers.get(nid, ())]
+        files = graph.definers(name)
         if 0 < len(files) <= 20:
             add_files(files, weight)
 

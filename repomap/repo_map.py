@@ -23,7 +23,7 @@ from repomap.tags import Definition, FileTags, Reference
 from repomap.walk import SkipReason, WalkResult, walk_files
 
 
-_GRAPH_VERSION = 1
+_GRAPH_VERSION = 2
 """Bump when `build_graph` changes: stored graph snapshots are keyed by it."""
 _SNAPSHOT_MIN_FILES = 200
 """Smaller trees rebuild their graph faster than a snapshot loads."""
@@ -351,7 +351,7 @@ def _graph_state(graph: Graph) -> tuple:
     narrow = (np.int32, np.int32, np.float64, np.int32, np.int32, np.int32, np.float64)
     arrays = (graph.src, graph.dst, graph.weight, graph.sym_src, graph.sym_dst, graph.sym_name, graph.sym_weight)
     packed = tuple(a.astype(t) for a, t in zip(arrays, narrow))
-    return (*packed, graph.names, graph.by_name, graph.definers, graph.module_files, graph.suffixes)
+    return (*packed, graph.names, graph.def_name, graph.def_file, graph.module_files, graph.suffixes)
 
 
 def build_repo_map(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple
@@ -85,7 +86,8 @@ class FileTags:
     """Everything extracted from one file, in the compact form stored in the cache.
 
     `defs` holds `(name, qualname, kind, start_line, end_line, signature)` tuples in line order; references are
-    three parallel columns sorted by (line, kind, name); `agg_*` sum references per (name, kind) for ranking.
+    three parallel columns grouped by kind, in document order within a kind; `agg_*` sum references per
+    (name, kind) for ranking.
     """
 
     defs: tuple[tuple[str, str, str, int, int, str], ...] = ()
@@ -95,7 +97,7 @@ class FileTags:
     ref_kinds: bytes = b""
     """One `REF_KINDS` code per reference."""
     ref_lines: bytes = b""
-    """`array('I')` of lines, one per reference."""
+    """`array('I')` of 0-based rows, one per reference."""
     agg_names: str = ""
     """Distinct (name, kind) pairs: names joined by NUL."""
     agg_kinds: bytes = b""
@@ -117,10 +119,12 @@ class FileTags:
         lines = array("I")
         lines.frombytes(self.ref_lines)
         kinds = REF_KINDS
-        return [
-            Reference(name, kinds[code], path, line)
-            for name, code, line in zip(self.ref_names.split("\0"), self.ref_kinds, lines)
+        refs = [
+            Reference(name, kinds[code], path, row + 1)
+            for name, code, row in zip(self.ref_names.split("\0"), self.ref_kinds, lines)
         ]
+        refs.sort(key=lambda r: (r.line, REF_KINDS.index(r.kind), r.name))
+        return refs
 
     def aggregated(self) -> tuple[list[str], bytes, array]:
         """Distinct referenced (name, kind) pairs and their counts."""
@@ -162,33 +166,55 @@ def _split_qualified(name: str) -> tuple[str, str]:
     return ".".join(parts[:-1]), (parts[-1] if parts else name)
 
 
-def _extract_defs(src: bytes, tree, query, max_sig: int) -> tuple[tuple[str, str, str, int, int, str], ...]:
-    from tree_sitter import QueryCursor
+_KIND_RANK = {"type": 1, "scope": 0}
+"""When one node is captured as several kinds (Go `type_spec` as struct and as type), the higher rank wins."""
 
-    found: dict[tuple[int, int], tuple] = {}
-    for pattern, caps in QueryCursor(query).matches(tree.root_node):
-        name_nodes = caps.get("name")
-        if not name_nodes:
+
+def _owner(node, def_ids: dict[int, list]) -> list | None:
+    """The captured definition a `@name`/`@receiver` node belongs to: its nearest captured ancestor."""
+    parent = node.parent
+    for _ in range(6):
+        if parent is None:
+            return None
+        entry = def_ids.get(parent.id)
+        if entry is not None:
+            return entry
+        parent = parent.parent
+    return None
+
+
+def _extract_defs(src: bytes, caps: dict, max_sig: int) -> tuple[tuple[str, str, str, int, int, str], ...]:
+    def_ids: dict[int, list] = {}  # node id -> [kind, node, name, receiver]
+    for cap, nodes in caps.items():
+        if cap.startswith("def."):
+            kind = cap[4:]
+        elif cap == "scope":
+            kind = "scope"
+        else:
             continue
-        kind = node = None
-        for cap, nodes in caps.items():
-            if cap.startswith("def."):
-                kind, node = cap[4:], nodes[0]
-                break
-            if cap == "scope":
-                kind, node = "scope", nodes[0]
-                break
-        if node is None:
-            continue
-        key = (node.start_byte, node.end_byte)
-        if key in found and found[key][0] <= pattern:
-            continue
-        receiver = caps.get("receiver")
-        found[key] = (pattern, kind, node, _text(src, name_nodes[0]), _text(src, receiver[0]) if receiver else "")
-    items = sorted(found.items(), key=lambda kv: (kv[0][0], -kv[0][1], kv[1][0]))
+        for node in nodes:
+            entry = def_ids.get(node.id)
+            if entry is None:
+                def_ids[node.id] = [kind, node, None, ""]
+            elif _KIND_RANK.get(entry[0], 2) < _KIND_RANK.get(kind, 2):
+                entry[0] = kind
+    if not def_ids:
+        return ()
+    for node in caps.get("name", ()):
+        entry = _owner(node, def_ids)
+        if entry is not None and entry[2] is None:
+            entry[2] = _text(src, node)
+    for node in caps.get("receiver", ()):
+        entry = _owner(node, def_ids)
+        if entry is not None and not entry[3]:
+            entry[3] = _text(src, node)
+    items = sorted(
+        (e for e in def_ids.values() if e[2]), key=lambda e: (e[1].start_byte, -e[1].end_byte, e[0] == "scope")
+    )
     stack: list[tuple[int, str, str]] = []  # (end_byte, qualname, kind)
     out: list[tuple[str, str, str, int, int, str]] = []
-    for (start, end), (_pattern, kind, node, name, receiver) in items:
+    for kind, node, name, receiver in items:
+        start, end = node.start_byte, node.end_byte
         while stack and stack[-1][0] <= start:
             stack.pop()
         prefix, name = _split_qualified(name)
@@ -215,40 +241,51 @@ def _extract_defs(src: bytes, tree, query, max_sig: int) -> tuple[tuple[str, str
     return tuple(out)
 
 
-def _extract_refs(src: bytes, tree, query) -> list[tuple[int, int, str]]:
-    from tree_sitter import QueryCursor
-
-    refs: list[tuple[int, int, str]] = []
-    for cap, nodes in QueryCursor(query).captures(tree.root_node).items():
+def _extract_refs(src: bytes, caps: dict) -> tuple[list[str], bytes, array]:
+    """Referenced names, kind codes and 0-based rows, grouped by kind (each group in document order)."""
+    text = src.decode("ascii") if src.isascii() else None
+    names: list[str] = []
+    kinds = bytearray()
+    rows = array("I")
+    for cap in sorted(caps):
         if not cap.startswith("ref."):
             continue
         code = _REF_CODE[cap[4:]]
-        is_import = code == 1
-        for node in nodes:
-            name = src[node.start_byte : node.end_byte].decode("utf-8", "replace")
-            if is_import:
-                name = name.strip("\"'<>` ")
-            if name and "\0" not in name:
-                refs.append((node.start_point[0] + 1, code, name))
-    refs.sort()
-    return refs
+        nodes = caps[cap]
+        spans = map(slice, [n.start_byte for n in nodes], [n.end_byte for n in nodes])
+        if text is not None:
+            got = list(map(text.__getitem__, spans))
+        else:
+            got = [src[span].decode("utf-8", "replace") for span in spans]
+        found = [n.start_point[0] for n in nodes]
+        if code == 1:
+            got = [g.strip("\"'<>` ") for g in got]
+        if not all(got) or "\0" in "".join(got):
+            keep = [i for i, g in enumerate(got) if g and "\0" not in g]
+            got = [got[i] for i in keep]
+            found = [found[i] for i in keep]
+        names.extend(got)
+        kinds.extend(bytes((code,)) * len(got))
+        rows.extend(found)
+    return names, bytes(kinds), rows
 
 
 def extract_tags(source: bytes, language: str, *, max_signature_chars: int = 200) -> FileTags:
     """Definitions and references of a file's bytes in `language` (a `languages.LANGUAGES` name)."""
+    from tree_sitter import QueryCursor
+
     g = grammar(language)
     tree = g.parser.parse(source)
-    defs = _extract_defs(source, tree, g.defs, max_signature_chars)
-    refs = _extract_refs(source, tree, g.refs)
-    agg: dict[tuple[str, int], int] = {}
-    for _line, code, name in refs:
-        agg[(name, code)] = agg.get((name, code), 0) + 1
+    caps = QueryCursor(g.query).captures(tree.root_node)
+    defs = _extract_defs(source, caps, max_signature_chars)
+    names, kinds, rows = _extract_refs(source, caps)
+    agg = Counter(zip(names, kinds))
     agg_keys = sorted(agg)
     return FileTags(
         defs=defs,
-        ref_names="\0".join(r[2] for r in refs),
-        ref_kinds=bytes(r[1] for r in refs),
-        ref_lines=array("I", [r[0] for r in refs]).tobytes(),
+        ref_names="\0".join(names),
+        ref_kinds=kinds,
+        ref_lines=rows.tobytes(),
         agg_names="\0".join(k[0] for k in agg_keys),
         agg_kinds=bytes(k[1] for k in agg_keys),
         agg_counts=array("I", [agg[k] for k in agg_keys]).tobytes(),

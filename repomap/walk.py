@@ -195,6 +195,12 @@ class IgnoreRules:
         self._exclude_dirs = frozenset(self.config.exclude_dirs) | {".git"}
         self._excludes = compile_patterns(self.config.file_patterns)
         self._dir_groups: dict[str, tuple[_Group, ...]] = {}
+        self._no_gitignore: set[str] = set()
+
+    def note_listing(self, reldir: str, names: list[str]) -> None:
+        """Tell the rules what a directory holds, so one without a `.gitignore` is not probed for it."""
+        if ".gitignore" not in names and reldir not in self._dir_groups:
+            self._no_gitignore.add(reldir)
 
     def _read(self, path: Path) -> list[str]:
         try:
@@ -214,7 +220,9 @@ class IgnoreRules:
             groups = compile_patterns(lines, "")
         else:
             parent = reldir.rpartition("/")[0]
-            groups = self.groups_for(parent) + compile_patterns(self._read(self.root / reldir / ".gitignore"), reldir)
+            groups = self.groups_for(parent)
+            if reldir not in self._no_gitignore:
+                groups += compile_patterns(self._read(self.root / reldir / ".gitignore"), reldir)
         self._dir_groups[reldir] = groups
         return groups
 
@@ -293,6 +301,7 @@ def walk_files(
         except OSError:
             result.skip(SkipReason.unreadable)
             return
+        rules.note_listing(reldir, [e.name for e in entries])
         for entry in entries:
             rel = f"{reldir}/{entry.name}" if reldir else entry.name
             try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 from schemas.enums import Classification, Complexity, Phase, Risk, Role, StopReason
 
@@ -14,6 +14,14 @@ SCHEMA_VERSION = "1.0.0"
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
+
+
+def _relative_posix(path: str) -> str:
+    if path.startswith(("/", "~")) or "\\" in path or (len(path) > 1 and path[1] == ":"):
+        raise ValueError(f"path {path!r} must be repository-relative POSIX (like 'src/app.py')")
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        raise ValueError(f"path {path!r} must be normalized: no empty, '.' or '..' parts")
+    return path
 
 
 class RootCause(_Strict):
@@ -41,6 +49,8 @@ class AffectedFile(_Strict):
     evidence: str = ""
     """A snippet quoted from the cited lines; validated against the file."""
 
+    _path = field_validator("path")(_relative_posix)
+
     @model_validator(mode="after")
     def _ordered(self) -> AffectedFile:
         if self.line_end < self.line_start:
@@ -59,6 +69,8 @@ class ProposedChange(_Strict):
     """What to change and why."""
     diff: str | None = None
     """Optional unified-diff sketch."""
+
+    _path = field_validator("path")(_relative_posix)
 
 
 class Rating(_Strict):

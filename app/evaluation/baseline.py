@@ -15,10 +15,16 @@ from pathlib import Path
 
 import numpy as np
 
-SOURCE_EXTENSIONS: frozenset[str] = frozenset(
-    {".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".go", ".java", ".rs", ".c", ".h", ".cc", ".cpp",
-     ".cxx", ".hh", ".hpp", ".hxx", ".rb"}
-)
+def _repo_map_extensions() -> frozenset[str]:
+    try:
+        from repomap.languages import EXTENSIONS
+    except ImportError:  # pragma: no cover - the repo map always ships its language table
+        return frozenset({".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".go", ".java", ".rs", ".c", ".h", ".cc",
+                          ".cpp", ".hpp", ".rb"})
+    return frozenset(EXTENSIONS)
+
+
+SOURCE_EXTENSIONS: frozenset[str] = _repo_map_extensions()
 """Extensions of the languages the repo map parses (its tree-sitter grammars)."""
 
 PYTHON_ONLY: frozenset[str] = frozenset({".py"})

@@ -121,6 +121,7 @@ def _render(request: Request, name: str, context: dict[str, Any], status_code: i
     base = {
         "csrf_token": security.csrf_token(request),
         "logged_in": request.scope.get("state", {}).get("auth") == "session",
+        "show_login": security.policy_of(request).token is not None and request.scope.get("state", {}).get("auth") is None,
         "can_write": _can_write(request),
         "flash": {"kind": _FLASH[msg][0], "text": _FLASH[msg][1]} if msg in _FLASH else None,
         "nav": "",
@@ -294,6 +295,7 @@ async def investigation_page(request: Request, investigation_id: int) -> Respons
     """One investigation: diagnosis, cited code, proposed changes, funnel timeline, actions."""
     async with _runtime(request).db.session() as s:
         detail = await store.get_investigation(s, investigation_id)
+        reruns = await dq.reruns_of(s, investigation_id) if detail is not None else []
     if detail is None:
         return _error_page(request, 404, "Not found", f"There is no investigation #{investigation_id}.")
     report: BugReport = detail.report
@@ -329,6 +331,13 @@ async def investigation_page(request: Request, investigation_id: int) -> Respons
             "report_text": report.text + (f"\n\n--- extra context ---\n{detail.extra_context}" if detail.extra_context else ""),
             "report_meta": " · ".join(meta),
             "report_markdown": detail.report_markdown,
+            "reruns": [{"id": i, "status": st.value} for i, st in reruns],
+            # the feedback redirect lands on the actions card: confirm there, where the eye is
+            "feedback_saved": _FLASH["feedback"][1] if request.query_params.get("msg") == "feedback" else None,
+            **({"flash": None} if request.query_params.get("msg") == "feedback" else {}),
+            "classified": f"{detail.classification_reason} ({detail.classification_confidence:.0%})"
+            if detail.classification_reason
+            else "",
         },
     )
 
@@ -469,11 +478,15 @@ async def stats_page(request: Request) -> Response:
 # ---------------------------------------------------------------------------------------------- login
 
 
+def _login_page(request: Request, next_url: str, error: str | None, status_code: int) -> HTMLResponse:
+    return _render(request, "login.html", {"nav": "login", "next": next_url, "error": error}, status_code=status_code)
+
+
 @router.get("/login", response_class=HTMLResponse)
 async def login_page(request: Request) -> Response:
     """The token login form."""
     next_url = security.safe_next(request.query_params.get("next"))
-    return _render(request, "login.html", {"next": next_url, "error": None})
+    return _login_page(request, next_url, None, 200)
 
 
 @router.post("/login")
@@ -485,14 +498,14 @@ async def login_action(request: Request) -> Response:
     client = request.client.host if request.client else "?"
     throttle: security.LoginThrottle = request.app.state.login_throttle
     if not security.csrf_ok(request, form.get(security.CSRF_FIELD)):
-        return _render(request, "login.html", {"next": next_url, "error": "The form expired. Try again."}, 403)
+        return _login_page(request, next_url, "The form expired. Try again.", 403)
     if throttle.blocked(client):
-        return _render(request, "login.html", {"next": next_url, "error": "Too many failed attempts. Wait a few minutes."}, 429)
+        return _login_page(request, next_url, "Too many failed attempts. Wait a few minutes.", 429)
     if not policy.token:
-        return _render(request, "login.html", {"next": next_url, "error": "No API token is configured on this service, so there is nothing to log in to."}, 400)
+        return _login_page(request, next_url, "No API token is configured on this service, so there is nothing to log in to.", 400)
     if not security.token_matches(policy, form.get("token")):
         throttle.failed(client)
-        return _render(request, "login.html", {"next": next_url, "error": "That token is not right."}, 401)
+        return _login_page(request, next_url, "That token is not right.", 401)
     security.start_login(request, authenticated=True)
     return RedirectResponse(next_url, status_code=303)
 

@@ -68,7 +68,12 @@
       finished = true;
       if (source) { source.close(); }
       if (progress) { progress.textContent = "Finished. Loading the diagnosis…"; }
-      window.setTimeout(function () { window.location.reload(); }, 300);
+      // drop a "report received" / "rerun queued" notice: it is stale once the diagnosis shows
+      var msg = new URLSearchParams(window.location.search).get("msg");
+      window.setTimeout(function () {
+        if (msg === "submitted" || msg === "rerun") { window.location.replace(window.location.pathname); }
+        else { window.location.reload(); }
+      }, 300);
     }
     function onEvent(ev) {
       events += 1;
@@ -104,7 +109,7 @@
     }
     if (window.EventSource && eventsUrl) {
       source = new EventSource(eventsUrl);
-      ["message", "start", "request", "tool_call", "phase_change", "verify", "stop", "status", "trace", "end", "done"].forEach(function (name) {
+      ["message", "start", "request", "tool_call", "phase_change", "verify", "stop", "status", "note", "end"].forEach(function (name) {
         source.addEventListener(name, onEvent);
       });
       source.addEventListener("error", function () {
@@ -113,6 +118,11 @@
       });
     }
     window.setInterval(checkStatus, 2500);
+    // a form (cancel) is being submitted: its response is the next page, so stop following this one
+    document.addEventListener("submit", function () {
+      finished = true;
+      if (source) { source.close(); }
+    });
   }
 
   document.addEventListener("DOMContentLoaded", function () {

@@ -14,7 +14,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
 from starlette.testclient import TestClient
 
 from app import security, service, store
@@ -251,6 +250,8 @@ def test_cancel_and_rerun_from_the_page(tmp_path):
         assert new_id != inv
         html = client.get(f"/investigations/{new_id}").text
         assert f'href="/investigations/{inv}"' in html and "look at mean()" in html
+        original = client.get(f"/investigations/{inv}").text
+        assert f'<a href="/investigations/{new_id}">#{new_id}</a>' in original  # the original links to its rerun
 
 
 def test_the_list_filters_searches_the_report_text_and_pages(tmp_path, monkeypatch):
@@ -345,3 +346,34 @@ def test_on_loopback_with_a_token_pages_are_readable_but_acting_needs_a_login(tm
                                                       "title": "x"}, follow_redirects=False)
         assert response.status_code == 303 and response.headers["location"].startswith("/login")
         assert client.get("/api/investigations").json()["total"] == 0
+
+
+def test_citations_link_to_the_lines_at_the_commit_and_read_the_materialized_tree(tmp_path):
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    with dashboard_client(tmp_path, jobs="none") as client:
+        runtime = client.runtime
+        tree = Path(runtime.settings.trees_dir) / "octo__calc" / commit / "calc"
+        tree.mkdir(parents=True)
+        (tree / "stats.py").write_text(STATS_PY)
+
+        async def finished_investigation() -> int:
+            from schemas import BugReport, ClassificationResult, Classification, Status
+
+            async with runtime.db.session() as s:
+                await store.add_repository(s, "octo/calc", "https://github.com/octo/calc.git")
+                inv, _ = await store.create_investigation(
+                    s, BugReport(title="mean crashes", repo="octo/calc"),
+                    ClassificationResult(label=Classification.crash, confidence=1.0, reason="test"),
+                    investigate=True, explorer="offline")
+            result = await scripted_investigation(SimpleNamespace(title="mean crashes"), tree.parent, commit=commit)
+            async with runtime.db.session() as s:
+                await store.finish(s, inv, status=Status.done, diagnosis=result.diagnosis.model_dump(mode="json"),
+                                   report_markdown=result.report_markdown)
+            return inv
+
+        inv = client.portal.call(finished_investigation)
+        html = client.get(f"/investigations/{inv}").text
+        assert f'href="https://github.com/octo/calc/blob/{commit}/calc/stats.py#L12-L13"' in html
+        assert 'rel="noopener noreferrer"' in html
+        assert '<span class="tok-comment"># fails on an empty list</span>' in html  # read from the tree
+        assert "Quoted evidence" not in html

@@ -194,3 +194,15 @@ def test_backticks_in_diagnosis_text_become_code_and_nothing_else_is_markup():
 def test_small_counts_get_whole_number_ticks():
     svg = str(_charts.bar_chart("c", "t", [_charts.Bar("a", 1), _charts.Bar("b", 2)]))
     assert ">0.25<" not in svg and ">0.50<" not in svg
+
+
+def test_a_late_event_of_the_phase_just_left_does_not_reopen_it():
+    events = [
+        {"kind": "tool_call", "tool": "search", "phase": "explore"},
+        {"kind": "phase_change", "from_phase": "explore", "to_phase": "deep_dive", "phase": "explore"},
+        {"kind": "tool_call", "tool": "begin_deep_dive", "phase": "explore"},
+        {"kind": "tool_call", "tool": "read_range", "phase": "deep_dive"},
+    ]
+    tl = view.timeline_of(events)
+    assert [g.phase for g in tl.groups] == ["explore", "deep_dive"]
+    assert [s.title for s in tl.groups[1].steps] == ["explore → deep_dive", "begin_deep_dive", "read_range"]

@@ -197,3 +197,28 @@ def test_missing_investigate_callable_is_a_clear_error(bench):
                                     "tests.app._eval_stub:nope"])
     assert done.exit_code == 2
     assert "has no 'nope'" in done.stderr
+
+
+def test_prepare_only_materializes_trees_without_investigating(bench):
+    done = run_eval(bench, "--prepare-only")
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in (bench["cache"] / "acme__calc").iterdir()) == sorted(bench["commits"][1:])
+    assert not stub_calls(bench)
+    assert not (bench["out"] / "results.jsonl").exists()
+
+
+def test_bad_repos_toml_is_a_clear_error(bench):
+    bad = bench["dir"] / "bad.toml"
+    bad.write_text("[repos\n")
+    done = run_eval(bench, repos=bad)
+    assert done.exit_code == 2 and "not valid TOML" in done.stderr
+    bad.write_text('[other]\n"acme/calc" = "x"\n')
+    done = run_eval(bench, repos=bad)
+    assert done.exit_code == 2 and "needs a [repos] table" in done.stderr
+
+
+def test_repos_toml_paths_are_relative_to_the_file(bench):
+    (bench["dir"] / "repos.toml").write_text('[repos]\n"acme/calc" = "calc"\n')
+    done = run_eval(bench, "--limit", "1")
+    assert done.exit_code == 0, done.output
+    assert results(bench)["acme__calc-1"]["error"] is None

@@ -149,3 +149,20 @@ def test_sarif_tool_version_defaults_to_the_installed_package():
     log = to_sarif(_diagnosis())
     assert log["runs"][0]["tool"]["driver"]["version"]
     assert _sarif_errors(log) == []
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "../x.py", "a/../b.py", "./a.py", "a\\b.py", "C:/x.py", "a//b.py"])
+def test_diagnosis_refuses_paths_that_are_not_repository_relative(path):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="repository-relative|normalized"):
+        AffectedFile(path=path, line_start=1, line_end=1)
+    with pytest.raises(ValidationError):
+        ProposedChange(path=path, description="d")
+
+
+def test_rejection_rate_is_derived_and_survives_a_json_round_trip():
+    stats = RunStats(claims_total=8, claims_rejected=2)
+    assert stats.rejection_rate == 0.25
+    again = RunStats.model_validate_json(stats.model_dump_json())
+    assert again == stats and again.rejection_rate == 0.25

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from funnel.cancel import CancelToken
 from funnel.explorers import resolve_explorer
 from funnel.explorers.command import CommandExplorer
 from funnel.hooks import Hooks
@@ -257,3 +256,20 @@ def test_limits_refuse_nonsense():
     with pytest.raises(UserError):
         Limits(max_attempts=0)
     assert Limits.from_dict({**Limits().to_dict(), "unknown": 1}) == Limits()
+
+
+async def test_default_hooks_hint_after_an_empty_search_and_warn_before_the_last_call():
+    script = Script([call("search", pattern="zzz_nothing_here"), call("search", pattern="total"),
+                     call("finish_deep_dive"), text(GOOD_REPORT)])  # fmt: skip
+    await investigate(REPORT, FIXTURE_REPO, explorer=ScriptExplorer(script), limits=Limits(explore_calls=3))
+    first, second = (str(r.content) for r in returns(script.seen[-1])[:2])
+    assert "Hint: no match" in first and "fixed_strings" in first
+    assert "Hint" not in second and "one explore call left" in second
+
+
+async def test_a_zero_budget_funnel_goes_straight_to_the_report():
+    script = Script([text(GOOD_REPORT)])
+    result = await investigate(REPORT, FIXTURE_REPO, explorer=ScriptExplorer(script),
+                               limits=Limits(explore_calls=0, deep_dive_reads=0))  # fmt: skip
+    assert script.offered == [[]]
+    assert result.diagnosis.termination.reason == StopReason.done and result.diagnosis.stats.tool_calls == 0

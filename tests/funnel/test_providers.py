@@ -33,8 +33,10 @@ def _text(content: str, finish_reason: str = "stop") -> dict[str, Any]:
 class FakeOpenAI:
     """A chat.completions server returning scripted choices (or a fixed HTTP status), recording every request."""
 
-    def __init__(self, choices: list[dict[str, Any]] | None = None, status: int = 200, model: str = "fake") -> None:
+    def __init__(self, choices: list[dict[str, Any]] | None = None, status: int = 200, model: str = "fake",
+                 error_code: str | None = None) -> None:  # fmt: skip
         self.choices = list(choices or [])
+        self.error_code = error_code
         self.status = status
         self.model = model
         self.requests: list[dict[str, Any]] = []
@@ -49,7 +51,7 @@ class FakeOpenAI:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append(body)
                 if fake.status != 200:
-                    payload = {"error": {"message": "server on fire", "type": "server_error"}}
+                    payload = {"error": {"message": "server on fire", "type": "server_error", "code": fake.error_code}}
                     code = fake.status
                 else:
                     i = min(fake.served, len(fake.choices) - 1)
@@ -171,6 +173,14 @@ def test_openai_with_a_custom_base_url_speaks_chat_completions(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     model = resolve_explorer("openai:my-local-model").build_model(None)
     assert isinstance(model, OpenAIChatModel) and model.model_name == "my-local-model"
+
+
+async def test_a_context_overflow_is_an_error_not_done():
+    with FakeOpenAI(status=400, error_code="context_length_exceeded") as fake:
+        result = await investigate(REPORT, FIXTURE_REPO, explorer=ModelExplorer(_model(fake)))
+    term = result.diagnosis.termination
+    assert term.reason == StopReason.error and "context overflow" in term.detail
+    assert len(fake.requests) == 1
 
 
 def test_other_providers_resolve_by_model_string(monkeypatch):

@@ -271,3 +271,37 @@ def test_affected_files_as_sub_headings_are_read():
     ]  # fmt: skip
     assert draft.affected_files[0].evidence == "a = 1\nb = 2"
     assert draft.proposed_changes == []
+
+
+_WORDS = st.text(alphabet=st.sampled_from(list("abcxyz ABC_.,()'\"=+-<>[]{}!?0123456789")), min_size=1, max_size=40).map(
+    lambda s: " ".join(s.split())
+).filter(lambda s: s.lower().strip(".*_` ") not in {"", "none", "n/a", "na", "no", "nothing", "tbd", "unknown", "-"})
+_CODE = st.lists(
+    st.text(alphabet=st.sampled_from(list("abc xyz_()=:#`'\"-+{}[]\t")), max_size=30).map(str.rstrip), min_size=1, max_size=6
+).map(lambda lines: "\n".join(lines).rstrip("\n")).filter(lambda s: s.strip())
+_PATHS = st.from_regex(r"[a-z]{1,8}(/[a-z_]{1,8}){0,3}\.(py|go|rs|js)", fullmatch=True)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    summary=_WORDS, explanation=_WORDS, evidence=st.lists(_WORDS, max_size=3),
+    files=st.lists(st.tuples(_PATHS, st.integers(1, 5000), st.integers(0, 40), st.sampled_from(list(Role)), _CODE),
+                   min_size=1, max_size=4),
+    confidence=st.floats(0, 1).map(lambda x: round(x, 2)), questions=st.lists(_WORDS, max_size=3),
+)  # fmt: skip
+def test_render_then_parse_is_lossless_for_any_content(summary, explanation, evidence, files, confidence, questions):
+    draft = ReportDraft(
+        summary=summary,
+        root_cause=DraftRootCause(explanation=explanation, evidence=evidence),
+        affected_files=[
+            DraftAffectedFile(path=p, line_start=a, line_end=a + n, symbol="mod.fn", role=r, evidence=code)
+            for p, a, n, r, code in files
+        ],
+        complexity=DraftRating(level="medium", reason=explanation),
+        risk=DraftRating(level="high", reason=summary),
+        confidence=confidence,
+        open_questions=questions,
+    )
+    back = parse_report(render_report(draft))
+    assert back.notes == []
+    assert back.model_dump(exclude={"notes"}) == draft.model_dump(exclude={"notes"})

@@ -137,3 +137,32 @@ def test_cap_bytes_marks_the_cut_and_stays_within_the_cap():
     assert len(out.encode()) <= 1000
     assert "output truncated" in out
     assert cap_bytes("short", 1000) == "short"
+
+
+_PARTS = ["..", ".", "src", "pkg", "app.py", "escape_dir", "escape_file", ".env", ".git", "innocent_name.txt",
+          "%2e%2e", "~", "", "config", "pipe", "secret.txt", "C:"]  # fmt: skip
+
+
+def test_no_path_spelling_resolves_outside_the_root_or_to_a_secret(tmp_path_factory: pytest.TempPathFactory):
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from tests.funnel.tools_corpus import build_corpus
+
+    root = build_corpus(tmp_path_factory.mktemp("prop"))
+    sb = Sandbox(root, deny=DENY)
+    outside = root.parent / "outside"
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.sampled_from(_PARTS), min_size=1, max_size=6), st.sampled_from(["/", "\\", "//"]), st.booleans())
+    def check(parts: list[str], sep: str, absolute: bool):
+        spelled = ("/" if absolute else "") + sep.join(parts)
+        try:
+            real = sb.resolve(spelled)
+        except ToolError:
+            return
+        assert real == sb.root or sb.root in real.parents
+        assert outside not in real.parents and real != outside
+        assert not sb.is_secret(sb.relative(real))
+
+    check()

@@ -209,3 +209,8 @@ def test_search_cancelled_before_it_starts_runs_nothing(sb: Sandbox):
     cancel.set()
     result = search(sb, "needle", cancel=cancel)
     assert result.matches == [] and result.stopped_reason == "cancelled"
+
+
+def test_bad_glob_is_a_tool_error_naming_the_glob(sb: Sandbox):
+    with pytest.raises(ToolError, match="Invalid glob"):
+        search(sb, "needle", globs=("src/[a",))

@@ -81,3 +81,13 @@ async def test_a_crash_mid_run_keeps_the_lines_written(tmp_path, monkeypatch):
     assert kinds[:3] == ["start", "request", "tool_call"]
     assert read_messages(trace)  # the transcript is saved in `finally`
     assert kinds[-1] == "stop"
+
+
+async def test_on_event_is_always_called_on_the_event_loop_thread():
+    import threading
+
+    loop_thread = threading.get_ident()
+    threads = set()
+    await investigate(REPORT, FIXTURE_REPO, explorer=ScriptExplorer(Script(HAPPY_STEPS)),
+                      on_event=lambda e: threads.add(threading.get_ident()))  # fmt: skip
+    assert threads == {loop_thread}

@@ -252,5 +252,15 @@ def test_relocation_picks_the_occurrence_nearest_the_cited_lines(tmp_path):
     (root / "pkg").mkdir(parents=True)
     block = "def handler(event):\n    return dispatch(event, strict=True)\n"
     (root / "pkg" / "dup.py").write_text(block + "\n" * 40 + block)
-    out = check_claims(_draft(_loc("dup.py", 42, 43, evidence=block)), root)
-    assert (out.affected_files[0].path, out.affected_files[0].line_start) == ("pkg/dup.py", 42)
+    out = check_claims(_draft(_loc("dup.py", 40, 41, evidence=block)), root)  # second copy is at 43-44
+    assert (out.affected_files[0].path, out.affected_files[0].line_start) == ("pkg/dup.py", 43)
+
+
+def test_proposed_change_without_a_file_does_not_block_the_report(repo):
+    md = render_report(_draft(_loc("src/app/config.py", 12, 15, evidence=LOAD_SNIPPET)))
+    md = md.replace("## Root cause\n_None._", "## Root cause\nBecause.")
+    md = md.replace("## Proposed changes\n_None._", "## Proposed changes\n1. Add a guard for empty files.")
+    result = verify_report(md, repo)
+    assert result.ok, result.findings
+    assert any("names no file" in n for n in result.notes)
+    assert result.checked and result.checked.rejected[0].kind == "proposed_change"

@@ -139,7 +139,7 @@ class OfflinePolicy:
 
     def _evidence_found(self) -> bool:
         assert self.ranking is not None
-        return bool(self.ranking.candidates) and self.ranking.candidates[0].score > 0
+        return any(v > 0 for c in self.ranking.candidates[:5] for k, v in c.parts.items() if k != "pagerank")
 
     # -------------------------------------------------------------------------------------------- turns
     def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

@@ -19,7 +19,7 @@ from repomap.focus import Focus, PathMatcher, module_candidates, resolve_frames
 __all__ = ("RankConfig", "Candidate", "SymbolHit", "Ranking", "rank", "affected_entries")
 
 _TEST_PATH = re.compile(
-    r"(?:^|/)(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
+    r"(?:^|/)(?:\w+_)?(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)(?:_\w+)?/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
     r"\.(?:test|spec)\.[jt]sx?$|(?:^|/)conftest\.py$|Tests?\.(?:java|kt|cs)$"
 )
 _DOC_PATH = re.compile(r"(?:^|/)(?:docs?|examples?|samples?|benchmarks?|asv_bench|tutorials?|galleries)/")
@@ -51,6 +51,10 @@ class RankConfig:
     """Boost of files whose module path a code block imports."""
     w_path: float = 0.6
     """Boost of files whose path the report mentions."""
+    w_stem: float = 0.3
+    """Boost of files whose name (without extension) the report writes."""
+    w_constant: float = 0.5
+    """Boost of files assigning, at top level, a constant or setting the report names."""
     w_message: float = 0.6
     """Boost of files containing a literal message quoted in the report."""
     test_factor: float = 0.3
@@ -230,6 +234,30 @@ def rank(
                 bump(by_path[cand], "import", config.w_import / (1 + 0.1 * k), f"report imports {module}")
                 break
 
+    # File names written in the report (`sqlmigrate`, `autodetector`): rarer stems count more.
+    stems: dict[str, list[int]] = {}
+    for i, d in enumerate(docs):
+        stem = d.path.rsplit("/", 1)[-1].split(".")[0]
+        if len(stem) >= 5 and not stem.startswith("__"):
+            stems.setdefault(stem.lower(), []).append(i)
+    mentioned_words = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]{4,}", text)}
+    for stem, idxs in stems.items():
+        if stem in mentioned_words and len(idxs) <= 3:
+            for i in idxs:
+                bump(i, "stem", config.w_stem / len(idxs), f"report names `{stem}`, this file's name")
+
+    # Settings and constants the report names, where they are assigned at top level.
+    for const in [o for o in focus.options if not o.startswith("-")][:10]:
+        pattern = re.compile(rf"^{re.escape(const)}\s*[:=]", re.M)
+        found = [p for p, t in corpus.texts.items() if const in t and pattern.search(t)]
+        if 0 < len(found) <= 3:
+            for p in found:
+                i = by_path[p]
+                m = pattern.search(corpus.texts[p])
+                line = corpus.texts[p].count("\n", 0, m.start()) + 1 if m else 1
+                bump(i, "constant", config.w_constant / len(found), f"assigns `{const}` named in the report (line {line})")
+                lines[i].append(line)
+
     # Definitions named in the report.
     names: dict[str, list[tuple[int, int]]] = {}
     for i, d in enumerate(docs):
@@ -239,7 +267,7 @@ def rank(
     # Names printed in stack frames are scored by the frames themselves.
     frame_names = {re.split(r"[.:]", f.function)[-1] for f in focus.frames if f.function}
     for ident in focus.identifiers:
-        if re.split(r"\.|::", ident)[-1] in frame_names and ident not in code_idents:
+        if re.split(r"\.|::", ident)[-1] in frame_names:
             continue
         pieces = re.split(r"\.|::", ident)
         name = pieces[-1]
@@ -323,12 +351,12 @@ def rank(
 
 
 def _confidence(candidates: list[Candidate]) -> float:
-    if not candidates or candidates[0].score <= 0:
+    if not candidates or not any(v > 0 for k, v in candidates[0].parts.items() if k != "pagerank"):
         return 0.05
     top = candidates[0]
     second = candidates[1].score if len(candidates) > 1 else 0.0
     margin = (top.score - second) / top.score
-    direct = sum(1 for k in ("frame", "message", "path", "mention") if top.parts.get(k))
+    direct = sum(1 for k in ("frame", "message", "path", "mention", "constant") if top.parts.get(k))
     conf = 0.2 + 0.45 * margin + 0.1 * direct
     return round(max(0.05, min(0.9, conf)), 2)
 
