@@ -66,12 +66,26 @@ def _pathlike(path: str) -> bool:
     return "/" in path or path.rsplit(".", 1)[-1].lower() in _KNOWN_EXT
 
 
+_LINK = re.compile(r"\[([^\]\n]*)\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
+
+
+def delink(text: str) -> str:
+    """Markdown links replaced by their target when it is a repository path (`[x](src/x.py#L3)`), else their label."""
+
+    def keep(m: re.Match[str]) -> str:
+        target = m.group(2).removeprefix("file://")
+        return m.group(1) if re.match(r"^[a-z][a-z0-9+.-]*://|^mailto:|^#", target, re.I) else target
+
+    return _LINK.sub(keep, text) if "](" in text else text
+
+
 def parse_location(text: str) -> tuple[str, int | None, int | None] | None:
     """Find the first `path:12`, `path:12-20`, `path#L12-L20` or `path, lines 12-20` citation in `text`.
 
     A bare name without lines counts only when it looks like a file (`a/b`, or a known extension), so
-    `Config.load` is not taken for a path.
+    `Config.load` is not taken for a path. Markdown links count by their target.
     """
+    text = delink(text)
     best: tuple[int, str, int | None, int | None] | None = None
     for pattern in _LOC_PATTERNS:
         for m in pattern.finditer(text):

@@ -195,7 +195,7 @@ class _Repo:
 
     def spell(self, path: str) -> str:
         """A cited path respelled as repository-relative when it is an absolute path inside the root."""
-        p = path.strip().strip("`'\"").replace("\\", "/")
+        p = path.strip().strip("`'\"").removeprefix("file://").replace("\\", "/")
         root = self.sb.root.as_posix()
         if p.startswith(root + "/"):
             p = p[len(root) + 1 :]
@@ -288,9 +288,11 @@ class _Repo:
             text = self.lines(path)
             if spans := find_snippet(text or [], snippet):
                 found.append((path, *_nearest(spans, near)))
-        tail = "/" + hint.strip("/")
-        suffixed = [f for f in found if ("/" + f[0]).endswith(tail)]
-        return suffixed or found
+        if len(found) > 1:  # keep those sharing the longest path tail with the citation, if any share one
+            best = max(_common_tail(f[0], hint) for f in found)
+            if best:
+                found = [f for f in found if _common_tail(f[0], hint) == best]
+        return found
 
 
 def _common_tail(a: str, b: str) -> int:
@@ -347,7 +349,11 @@ def _check_symbol(
         return symbol, None
     full, last = _names(symbol)
     slack = repo.limits.slack_lines
-    if index is None:
+    try:
+        indexed = index is not None and bool(getattr(index, "definitions", lambda _p: [None])(rel))
+    except Exception:  # noqa: BLE001 - a broken index must not lose the claim
+        indexed = False
+    if index is None or not indexed:  # no index, or a file it does not cover (another language, no definitions)
         text = repo.lines(rel)
         if text is not None and not any(last in line for line in text):
             notes.append(f"`{symbol}` does not appear in {rel}; the symbol was dropped")
@@ -360,7 +366,10 @@ def _check_symbol(
         defs = [d for d in defs if _def_matches(d, full, last)]
         if any(_overlaps((d.start_line, d.end_line), span, slack) for d in defs):
             return symbol, None
-        around = index.enclosing(rel, span[0])
+        around = None
+        for line in range(span[0], min(span[1], span[0] + 50) + 1):  # first line inside a definition
+            if (around := index.enclosing(rel, line)) is not None:
+                break
     except Exception:  # noqa: BLE001 - a broken index must not lose the claim
         return symbol, None
     where = f"{rel}:{span[0]}" if span[0] == span[1] else f"{rel}:{span[0]}-{span[1]}"
@@ -429,7 +438,8 @@ def _check_location(repo: _Repo, index: SymbolLookup | None, item: DraftAffected
             elif n is not None and start > n:
                 return _reject(out, "affected_file", item, f"{rel} has only {n} lines, so the cited range starts past the end")
     else:
-        moved = repo.locate(snippet, spelled or "?", start) if snippet and "Not found" in (problem or "") else []
+        relocatable = (problem or "").startswith("Not found") or "is an absolute path" in (problem or "")
+        moved = repo.locate(snippet, spelled or "?", start) if snippet and relocatable else []
         if len(moved) == 1 and _snippet_weight(snippet) >= lim.min_relocate_chars:
             rel, start, end = moved[0]
             correction = f"{cited} does not exist; moved to {rel}:{start}-{end}, where the quoted snippet is"

@@ -305,3 +305,16 @@ def test_render_then_parse_is_lossless_for_any_content(summary, explanation, evi
     back = parse_report(render_report(draft))
     assert back.notes == []
     assert back.model_dump(exclude={"notes"}) == draft.model_dump(exclude={"notes"})
+
+
+def test_markdown_links_cite_their_target_path():
+    text = (
+        "## Affected files\n"
+        "1. [config.py](src/app/config.py#L12-L15) — `Config.load` (cause)\n"
+        "2. [`src/app/main.py:6`](https://github.com/acme/demo/blob/abc/src/app/main.py#L6) (symptom)\n"
+    )
+    draft = parse_report(text)
+    assert [(f.path, f.line_start, f.line_end, f.role) for f in draft.affected_files] == [
+        ("src/app/config.py", 12, 15, Role.cause), ("src/app/main.py", 6, 6, Role.symptom),
+    ]  # fmt: skip
+    assert draft.affected_files[0].symbol == "Config.load"

@@ -264,3 +264,22 @@ def test_proposed_change_without_a_file_does_not_block_the_report(repo):
     assert result.ok, result.findings
     assert any("names no file" in n for n in result.notes)
     assert result.checked and result.checked.rejected[0].kind == "proposed_change"
+
+
+def test_symbol_in_a_file_the_index_does_not_cover_is_checked_by_text(repo, index):
+    out = check_claims(_draft(_loc("README.md", 1, symbol="demo")), repo, index)
+    assert out.affected_files[0].symbol == "demo"
+    out = check_claims(_draft(_loc("README.md", 1, symbol="Nowhere")), repo, index)
+    assert out.affected_files[0].symbol is None
+
+
+def test_wrong_symbol_on_a_range_starting_before_a_definition_gets_that_definition(repo, index):
+    out = check_claims(_draft(_loc("src/app/main.py", 1, 6, symbol="Config")), repo, index)
+    assert out.affected_files[0].symbol == "main"
+
+
+def test_absolute_path_from_another_checkout_is_corrected_by_its_snippet(repo):
+    out = check_claims(_draft(_loc("/home/someone/work/demo/src/app/config.py", 12, 15, evidence=LOAD_SNIPPET)), repo)
+    assert out.affected_files[0].path == "src/app/config.py"
+    out = check_claims(_draft(_loc("/home/someone/work/demo/src/app/config.py", 12, 15)), repo)
+    assert out.affected_files == [] and "absolute path" in out.rejected[0].reason

@@ -335,7 +335,7 @@ def rank(
             score *= config.test_factor
         elif _is_doc(d.path):
             score *= config.doc_factor
-        syms = sorted(per_file_syms.get(i, []), key=lambda x: -x[0])[:5]
+        syms = _prefer_members(d.symbols, sorted(per_file_syms.get(i, []), key=lambda x: -x[0]))[:6]
         candidates.append(
             Candidate(
                 path=d.path,
@@ -348,6 +348,28 @@ def rank(
         )
     candidates.sort(key=lambda c: (-c.score, c.path))
     return Ranking(candidates, _confidence(candidates), query)
+
+
+def _prefer_members(spans: list[SymbolSpan], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:
+    """Replace a class by its best-scoring member: citing `A.b` also names `A`, citing `A` names no member."""
+    by_score = {j: sc for sc, j in scored}
+    out: list[tuple[float, int]] = []
+    used: set[int] = set()
+    for sc, j in scored:
+        if j in used:
+            continue
+        span = spans[j]
+        prefix = span.qualname + "."
+        members = [k for k, o in enumerate(spans) if o.qualname.startswith(prefix) and o.qualname.count(".") == span.qualname.count(".") + 1
+                   and span.start_line <= o.start_line <= span.end_line and k not in used]
+        if members:
+            best = max(members, key=lambda k: (by_score.get(k, -1.0), -spans[k].start_line))
+            used.add(best)
+            out.append((sc, best))
+        else:
+            used.add(j)
+            out.append((sc, j))
+    return out
 
 
 def _confidence(candidates: list[Candidate]) -> float:
