@@ -30,18 +30,30 @@ _SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 REQUIRED = ("summary", "root_cause", "affected_files")
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*)$")
+
+
+def _heading(line: str) -> tuple[int, str] | None:
+    """(level, title) of an ATX heading line, closing `#`s removed."""
+    if not (m := _HEADING.match(line)):
+        return None
+    title = m.group(2).strip()
+    bare = title.rstrip("#")
+    if bare != title and (not bare or bare[-1] in " \t"):
+        title = bare.strip()
+    return len(m.group(1)), title
 FENCE_OPEN = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+#.-]*)[^`]*$")
 ITEM = re.compile(r"^(\s*)(?:\d+[.)]|[-*+])\s+(.*)$")
 _EMPTY_WORDS = {"none", "n/a", "na", "nothing", "-", "—", "no", "none.", "tbd", "unknown", "(none)", "none known"}
 
-_PATH = r"(?P<path>(?:[A-Za-z]:)?[\w.@+~-]*(?:/[\w.@+~-]+)*\.[A-Za-z0-9_+-]{1,12}|(?:[\w.@+~-]+/)+[\w.@+~-]+)"
-_NUM = r"(?P<start>\d+)(?:\s*(?:-|–|—|to|\.\.|:)\s*L?(?P<end>\d+))?"
-_LOC_PATTERNS = (
-    re.compile(_PATH + r"#L(?P<start>\d+)(?:C\d+)?(?:-L?(?P<end>\d+))?"),
-    re.compile(_PATH + r"\s*(?:,|\(|:)?\s*(?:lines?|ll?\.|L)\s*" + _NUM + r"\)?", re.IGNORECASE),
-    re.compile(_PATH + r":L?(?P<start>\d+)(?:(?::\d+)?\s*(?:-|–|—)\s*L?(?P<end>\d+))?"),
-    re.compile(_PATH + r"(?![\w/])"),
+# Citations are found in linear time: a path-like token first (a run of path characters, taken whole, never
+# re-tried from inside), then its line suffix matched at the token's end. Backtracking regexes over prose went
+# quadratic on long lines.
+_TOKEN = re.compile(r"(?<![\w.@+~/-])[\w.@+~/-]+")
+_SUFFIXES = (
+    re.compile(r"#L(\d+)(?:C\d+)?(?:-L?(\d+))?"),
+    re.compile(r":L?(\d+)(?::\d+)?(?:\s*(?:-|–|—)\s*L?(\d+))?"),
+    re.compile(r"\s*(?:,|\(|:)?\s*(?:lines?|ll?\.|L)\s*(\d+)(?:\s*(?:-|–|—|to|\.\.|:)\s*L?(\d+))?", re.I),
 )
 ROLE = re.compile(r"\b(cause|symptom|related)\b", re.IGNORECASE)
 _ROLE_ALIASES = {"root cause": Role.cause, "primary": Role.cause, "prime suspect": Role.cause, "context": Role.related}
@@ -79,48 +91,49 @@ def delink(text: str) -> str:
     return _LINK.sub(keep, text) if "](" in text else text
 
 
-def parse_location(text: str) -> tuple[str, int | None, int | None] | None:
-    """Find the first `path:12`, `path:12-20`, `path#L12-L20` or `path, lines 12-20` citation in `text`.
+Location = tuple[str, int | None, int | None]
 
-    A bare name without lines counts only when it looks like a file (`a/b`, or a known extension), so
-    `Config.load` is not taken for a path. Markdown links count by their target.
-    """
+
+def _scan(text: str) -> list[Location]:
+    """Every citation in `text`, in order: (path, first line or None, last line or None)."""
     text = delink(text)
-    best: tuple[int, str, int | None, int | None] | None = None
-    for pattern in _LOC_PATTERNS:
-        for m in pattern.finditer(text):
-            path = m.group("path").rstrip(".,;:)]'\"").lstrip("(['\"")
-            if not path or _looks_like_number(path) or "//" in text[max(0, m.start() - 3) : m.start() + 1]:
-                continue  # a number, a version or part of a URL
-            groups = m.groupdict()
-            start = int(groups["start"]) if groups.get("start") else None
-            end = int(groups["end"]) if groups.get("end") else None
-            if not _pathlike(path) and (start is None or "." not in path):
-                continue
-            if best is None or m.start() < best[0] or (m.start() == best[0] and best[2] is None and start):
-                best = (m.start(), path, start, end)
+    found: list[Location] = []
+    for m in _TOKEN.finditer(text):
+        token = m.group(0)
+        path = token.rstrip(".-~@+")
+        if not path or "//" in path or _looks_like_number(path) or path.startswith(("-", "+")):
+            continue
+        start = end = None
+        if len(path) == len(token):  # a line suffix must follow the path directly
+            for suffix in _SUFFIXES:
+                if sm := suffix.match(text, m.end()):
+                    start, end = int(sm.group(1)), int(sm.group(2)) if sm.group(2) else None
+                    break
+        if not _pathlike(path) and (start is None or "." not in path.strip(".")):
+            continue
+        path = path.removeprefix("./")
+        if start is not None and end is not None and end < start:
+            start, end = end, start
+        found.append((path, start, end if end is not None else start))
+        if len(found) >= 200:
             break
-    if best is None:
-        return None
-    _, path, start, end = best
-    path = path.removeprefix("./")
-    if start is not None and end is not None and end < start:
-        start, end = end, start
-    return path, start, end if end is not None else start
-
-
-def all_locations(text: str) -> list[tuple[str, int | None, int | None]]:
-    """Every citation in a line of prose, in order."""
-    found = []
-    rest = text.replace("`", " ")
-    while (loc := parse_location(rest)) is not None and len(found) < 50:
-        found.append(loc)
-        cut = rest.find(loc[0])
-        if cut < 0:
-            break
-        rest = rest[cut + len(loc[0]) :]
-        rest = re.sub(r"^(?::L?\d+|#L\d+|[\s,(]*lines?\s*\d+)(?:[-–:]L?\d+)*", "", rest)
     return found
+
+
+def parse_location(text: str) -> Location | None:
+    """The citation in `text`: the first `path:12`, `path:12-20`, `path#L12-L20` or `path, lines 12-20`, else the
+    first bare path.
+
+    A bare name counts only when it looks like a file (`a/b`, or a known extension), so `Config.load` is not
+    taken for a path. Markdown links count by their target.
+    """
+    found = _scan(text)
+    return next((f for f in found if f[1] is not None), found[0] if found else None)
+
+
+def all_locations(text: str) -> list[Location]:
+    """Every citation in a line of prose, in order."""
+    return _scan(text.replace("`", " "))
 
 
 def ticked_location(head: str) -> tuple[tuple[str, int | None, int | None] | None, str | None]:
@@ -193,8 +206,8 @@ def split_sections(lines: list[str], notes: list[str]) -> dict[str, list[str]]:
             fence = None if closes(line, fence) else fence
         elif opened := FENCE_OPEN.match(line):
             fence = opened.group(2)
-        elif m := _HEADING.match(line):
-            level, title = len(m.group(1)), m.group(2).strip()
+        elif heading := _heading(line):
+            level, title = heading
             name = _section_of(title)
             if current and level > current_level and name in (None, current):
                 sections[current].append(line)  # a sub-heading belongs to its section
@@ -248,11 +261,12 @@ def list_items(lines: list[str], *, allow_loose: bool = False) -> list[tuple[str
             if items:
                 items[-1][1].append(line)
             continue
-        m = ITEM.match(line) or _HEADING.match(line)
+        item = ITEM.match(line)
+        head = item.group(2) if item else (h[1] if (h := _heading(line)) else None)
         indent = len(line) - len(line.lstrip())
-        if m and (base is None or indent <= base):
+        if head is not None and (base is None or indent <= base):
             base = indent if base is None else base
-            items.append((m.group(2).strip(), []))
+            items.append((head.strip(), []))
         elif allow_loose and base is None and line.strip() and indent == 0 and parse_location(line) is not None:
             items.append((line.strip(), []))
         elif items:

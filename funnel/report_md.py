@@ -257,6 +257,8 @@ def render_report(report: Diagnosis | ReportDraft) -> str:
 
 
 # ----------------------------------------------------------------------------------------------------- parsing
+
+
 def _from_table(rows: list[list[str]]) -> list[DraftAffectedFile]:
     found = []
     for cells in rows:

@@ -273,17 +273,19 @@ class _Repo:
         return list(dict.fromkeys(m.path for m in found.matches))
 
     def locate(self, snippet: str, hint: str, near: int | None = None) -> list[tuple[str, int, int]]:
-        """Where else in the repository the snippet occurs: (path, first, last).
+        """Where else in the repository the snippet occurs: (path, first, last), nearest `near` within each file.
 
-        When several files hold it, only those whose path ends with the cited one (`models/x.py` for
-        `pkg/models/x.py`) are kept if there are any: the citation then names the file, just too briefly.
+        Candidates are files with the cited base name and files ripgrep finds holding the snippet's longest
+        line. When several hold it, those sharing the longest path tail with the citation win (`models/x.py`
+        picks `pkg/models/x.py` over `other/x.py`): the citation then names the file, just too briefly.
         """
         limit = self.limits.max_candidates
         named = self.same_name(hint)
         candidates = list(dict.fromkeys([*named[:limit], *self.grep(snippet)]))[: 2 * limit]
         found = []
-        for path in candidates:
-            if self.sb.is_secret(path):
+        for candidate in candidates:
+            path, _problem = self.resolve(candidate)  # the same path rules as a cited path (no symlink escapes)
+            if path is None:
                 continue
             text = self.lines(path)
             if spans := find_snippet(text or [], snippet):

@@ -19,8 +19,12 @@ import numpy as np
 from repomap.focus import Focus, is_library_path, normalize_frame_path
 from repomap.tags import FileTags
 
-KIND_WEIGHTS: tuple[float, ...] = (1.0, 1.0, 2.0, 1.5, 1.0)
-"""Weight of a reference by kind code (call, import, base, decorator, annotation)."""
+KIND_WEIGHTS: tuple[float, ...] = (1.0, 1.0, 2.0, 1.5, 1.0, 0.5)
+"""Weight of a reference by kind code (call, import, base, decorator, annotation, member call)."""
+MEMBER_CALL = 5
+"""Kind code of a call through an attribute (`x.save()`), as `repomap.tags` stores it."""
+STRICT_MEMBER_FAMILIES = frozenset({"python", "js"})
+"""Families where a bare name (`save()`) can not mean a method: it needs `self.`/`this.`."""
 MODULE_IMPORT_WEIGHT = 2.0
 """Weight of an import that resolves to a file (`import a.b`, `from ./util`)."""
 DAMPING = 0.85
@@ -52,33 +56,38 @@ class Graph:
     weight: np.ndarray
     """Edge weights."""
     sym_src: np.ndarray
-    """Per (referencing file, defining file, name) edges, for symbol scores: source."""
-    sym_dst: np.ndarray
-    """Target file of a symbol edge."""
-    sym_name: np.ndarray
-    """Name id of a symbol edge."""
+    """Referencing file of each (referencing file, defining file, name) edge, grouped by `sym_keys`."""
     sym_weight: np.ndarray
-    """Weight of a symbol edge."""
+    """Weight of each symbol edge."""
+    sym_keys: np.ndarray
+    """Sorted distinct `defining file * len(names) + name id` of the symbol edges."""
+    sym_starts: np.ndarray
+    """Where each key's edges start in `sym_src`/`sym_weight`."""
     names: dict[tuple[str, str], int]
     """(language family, defined name) → name id."""
     def_name: np.ndarray
     """Name id of each (name, defining file) pair, sorted by name id then file."""
     def_file: np.ndarray
     """Defining file of each pair of `def_name`."""
+    def_member: np.ndarray
+    """True where the file defines the name only inside another definition (a method, a nested function)."""
     module_files: dict[str, list[int]]
     """Module path suffixes (`core.basic`, `basic`) → files."""
     suffixes: dict[str, list[int]]
     """Path suffixes by whole components (`basic.py`, `core/basic.py`) → files."""
 
-    def definers(self, name: str) -> list[int]:
-        """Files defining `name` (in any language family), in path order."""
+    def definers(self, name: str, *, top_level: bool = False) -> list[int]:
+        """Files defining `name` (in any language family), in path order; only at module level with `top_level`."""
         out: list[int] = []
         for fam in sorted(set(self.families)):
             nid = self.names.get((fam, name))
             if nid is not None:
                 lo = int(np.searchsorted(self.def_name, nid, side="left"))
                 hi = int(np.searchsorted(self.def_name, nid, side="right"))
-                out.extend(self.def_file[lo:hi].tolist())
+                files = self.def_file[lo:hi]
+                if top_level:
+                    files = files[~self.def_member[lo:hi]]
+                out.extend(files.tolist())
         return sorted(out)
 
 
@@ -108,21 +117,28 @@ def build_graph(paths: list[str], tags: list[FileTags], families: list[str]) -> 
     per_family: dict[str, dict[str, int]] = {}
     pair_nids: list[int] = []
     pair_files: list[int] = []
+    pair_member: list[bool] = []
     for i, t in enumerate(tags):
         if not t.defs:
             continue
         fam = families[i]
         local = per_family.setdefault(fam, {})
-        for name in dict.fromkeys([d[0] for d in t.defs]):  # insertion order: ids never depend on hash seeds
-            nid = local.get(name)
+        top_level = {d[0] for d in t.defs if "." not in d[1]}
+        unique = list(dict.fromkeys([d[0] for d in t.defs]))  # insertion order: ids never depend on hash seeds
+        ids = list(map(local.get, unique))
+        for k, nid in enumerate(ids):
             if nid is None:
-                nid = local[name] = names[(fam, name)] = len(names)
-            pair_nids.append(nid)
-            pair_files.append(i)
+                name = unique[k]
+                ids[k] = local[name] = names[(fam, name)] = len(names)
+        pair_nids.extend(ids)
+        pair_files.extend([i] * len(ids))
+        pair_member.extend([name not in top_level for name in unique])
     d_name = np.array(pair_nids, dtype=np.int64)
     d_file = np.array(pair_files, dtype=np.int64)
     order = np.lexsort((d_file, d_name))
     d_name, d_file = d_name[order], d_file[order]
+    d_member = np.array(pair_member, dtype=bool)[order]
+    strict = np.array([fam in STRICT_MEMBER_FAMILIES for fam in families], dtype=bool)
 
     module_files: dict[str, list[int]] = {}
     suffixes: dict[str, list[int]] = {}
@@ -178,10 +194,16 @@ def build_graph(paths: list[str], tags: list[FileTags], families: list[str]) -> 
     n_names = max(len(names), 1)
     valid = nid_arr >= 0
     weights = np.asarray(KIND_WEIGHTS)[kind_arr[valid]] * count_arr[valid]
-    uniq, inverse = np.unique(file_arr[valid] * n_names + nid_arr[valid], return_inverse=True)
+    # one entry per (file, name, plain or member access): `x.save()` may mean a method, `save()` may not
+    member_ref = (kind_arr[valid] == MEMBER_CALL).astype(np.int64)
+    uniq, inverse = np.unique((file_arr[valid] * n_names + nid_arr[valid]) * 2 + member_ref, return_inverse=True)
     ref_w = np.bincount(inverse, weights=weights, minlength=len(uniq))
-    r_file, r_name = uniq // n_names, uniq % n_names
-    df = np.bincount(r_name, minlength=n_names).astype(np.float64)
+    r_plain = (uniq % 2) == 0
+    pair_key = uniq // 2
+    r_file, r_name = pair_key // n_names, pair_key % n_names
+    first = np.ones(len(pair_key), dtype=bool)
+    first[1:] = pair_key[1:] != pair_key[:-1]
+    df = np.bincount(r_name[first], minlength=n_names).astype(np.float64)
     r_w = np.sqrt(ref_w)
     # name damping: spread over definers, fewer points for private names and names (nearly) everyone uses
     n_names = len(names)
@@ -200,11 +222,12 @@ def build_graph(paths: list[str], tags: list[FileTags], families: list[str]) -> 
         total = int(counts.sum())
         rep = np.repeat(np.arange(len(r_file)), counts)
         offs = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
-        tgt = d_file[np.repeat(starts, counts) + offs]
+        pair = np.repeat(starts, counts) + offs
+        tgt = d_file[pair]
         s_src = r_file[rep]
         s_name = r_name[rep]
         s_w = r_w[rep] * name_w[s_name]
-        keep = s_src != tgt
+        keep = (s_src != tgt) & ~(r_plain[rep] & d_member[pair] & strict[s_src])
         s_src, s_dst, s_name, s_w = s_src[keep], tgt[keep], s_name[keep], s_w[keep]
     else:
         s_src = s_dst = s_name = np.zeros(0, dtype=np.int64)
@@ -229,7 +252,13 @@ def build_graph(paths: list[str], tags: list[FileTags], families: list[str]) -> 
     else:
         src = dst = np.zeros(0, dtype=np.int64)
         w = np.zeros(0, dtype=np.float64)
-    return Graph(paths, families, src, dst, w, s_src, s_dst, s_name, s_w, names, d_name, d_file, module_files, suffixes)
+    sym_key = s_dst * max(n_names, 1) + s_name
+    order = np.argsort(sym_key, kind="stable")
+    sym_keys, sym_starts = np.unique(sym_key[order], return_index=True)
+    return Graph(
+        paths, families, src, dst, w, s_src[order], s_w[order], sym_keys, sym_starts,
+        names, d_name, d_file, d_member, module_files, suffixes,
+    )
 
 
 def pagerank(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray, personal: np.ndarray) -> np.ndarray:
@@ -276,14 +305,17 @@ def personalization(graph: Graph, focus: Focus | None) -> tuple[np.ndarray, set[
     if focus is None or focus.is_empty:
         return p, mentioned
 
-    def add_files(files: list[int], weight: float) -> None:
-        for i in files:
-            p[i] += weight / len(files)
+    # identifier hits go to `q` first: a file defining many words of the report gains with diminishing returns
+    q = np.zeros(n, dtype=np.float64)
 
-    def add_definers(name: str, weight: float) -> None:
-        files = graph.definers(name)
+    def add_files(files: list[int], weight: float, target: np.ndarray = p) -> None:
+        for i in files:
+            target[i] += weight / len(files)
+
+    def add_definers(name: str, weight: float, *, top_level: bool = False) -> None:
+        files = graph.definers(name, top_level=top_level)
         if 0 < len(files) <= 20:
-            add_files(files, weight)
+            add_files(files, weight, q)
 
     def add_module(module: str, weight: float) -> bool:
         files = graph.module_files.get(_normalize_import(module))
@@ -325,9 +357,13 @@ def personalization(graph: Graph, focus: Focus | None) -> tuple[np.ndarray, set[
             mentioned.add(parts[-1])
             if len(parts) > 1:
                 mentioned.add(".".join(parts[-2:]))
-        if len(parts) > 1 and not add_module(ident, weight):
+        if len(parts) > 1:
+            if add_module(ident, weight):
+                continue  # `a.b.units` named a module, not things called `units`
             add_module(".".join(parts[:-1]), weight)
-        add_definers(parts[-1], weight)
+        # a plain English word ("units", "version") may name a module-level definition, hardly a method
+        add_definers(parts[-1], weight, top_level=not code_like)
+    p += np.sqrt(q)
     return p, mentioned
 
 
@@ -366,7 +402,6 @@ def rank(graph: Graph, focus: Focus | None) -> Ranking:
     if len(graph.sym_src) and n:
         out = np.bincount(graph.src, weights=graph.weight, minlength=n)
         contrib = r[graph.sym_src] * graph.sym_weight / np.where(out[graph.sym_src] > 0, out[graph.sym_src], 1.0)
-        key = graph.sym_dst * max(len(graph.names), 1) + graph.sym_name
-        keys, inverse = np.unique(key, return_inverse=True)
-        values = np.bincount(inverse, weights=contrib, minlength=len(keys))
+        keys = graph.sym_keys
+        values = np.add.reduceat(contrib, graph.sym_starts)
     return Ranking(scores, keys, values, mentioned)

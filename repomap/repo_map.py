@@ -23,7 +23,7 @@ from repomap.tags import Definition, FileTags, Reference
 from repomap.walk import SkipReason, WalkResult, walk_files
 
 
-_GRAPH_VERSION = 2
+_GRAPH_VERSION = 4
 """Bump when `build_graph` changes: stored graph snapshots are keyed by it."""
 _SNAPSHOT_MIN_FILES = 200
 """Smaller trees rebuild their graph faster than a snapshot loads."""
@@ -327,7 +327,7 @@ def _collect(
     return paths, tags, key_list, languages
 
 
-def _graph(paths: list[str], tags: list[FileTags], keys: list[bytes], cache: _cache.TagCache) -> Graph:
+def _graph(paths: list[str], tags: list[FileTags], keys: list[bytes], cache: _cache.TagCache, misses: int) -> Graph:
     """The tree's reference graph, from the snapshot cache when the exact same set of files was seen."""
     families = [FAMILY[language_for(p).name] for p in paths]
     digest = hashlib.blake2b(f"graph-v{_GRAPH_VERSION}".encode(), digest_size=16)
@@ -342,16 +342,18 @@ def _graph(paths: list[str], tags: list[FileTags], keys: list[bytes], cache: _ca
         except Exception:  # a damaged snapshot is rebuilt, never fatal
             pass
     graph = build_graph(paths, tags, families)
-    if cache.persistent and len(paths) >= _SNAPSHOT_MIN_FILES:
+    # a tree seen for the first time after a small edit is likely to be edited again: not worth a snapshot
+    small_edit = 0 < misses <= len(paths) // 20
+    if cache.persistent and len(paths) >= _SNAPSHOT_MIN_FILES and not small_edit:
         cache.store_graph(snapshot_key, pickle.dumps(_graph_state(graph), protocol=pickle.HIGHEST_PROTOCOL))
     return graph
 
 
 def _graph_state(graph: Graph) -> tuple:
-    narrow = (np.int32, np.int32, np.float64, np.int32, np.int32, np.int32, np.float64)
-    arrays = (graph.src, graph.dst, graph.weight, graph.sym_src, graph.sym_dst, graph.sym_name, graph.sym_weight)
+    narrow = (np.int32, np.int32, np.float64, np.int32, np.float64, np.int64, np.int64)
+    arrays = (graph.src, graph.dst, graph.weight, graph.sym_src, graph.sym_weight, graph.sym_keys, graph.sym_starts)
     packed = tuple(a.astype(t) for a, t in zip(arrays, narrow))
-    return (*packed, graph.names, graph.def_name, graph.def_file, graph.module_files, graph.suffixes)
+    return (*packed, graph.names, graph.def_name, graph.def_file, graph.def_member, graph.module_files, graph.suffixes)
 
 
 def build_repo_map(
@@ -382,7 +384,7 @@ def build_repo_map(
     stats.cache_path = str(cache.path) if cache.path else None
     paths, tags, keys, languages = _collect(root, walked, config, cache, stats)
     t = time.perf_counter()
-    graph = _graph(paths, tags, keys, cache)
+    graph = _graph(paths, tags, keys, cache, stats.cache_misses)
     stats.timings["graph"] = time.perf_counter() - t
     stats.files_indexed = len(paths)
     stats.skipped = dict(sorted(walked.skipped.items()))

@@ -44,7 +44,9 @@ class RefKind(StrEnum):
 DEF_KINDS: dict[str, DefKind] = {k.value: k for k in DefKind}
 REF_KINDS: tuple[RefKind, ...] = tuple(RefKind)
 """Reference kinds by their one-byte code in the cache (the position in this tuple)."""
-_REF_CODE: dict[str, int] = {k.value: i for i, k in enumerate(REF_KINDS)}
+_REF_CODE: dict[str, int] = {k.value: i for i, k in enumerate(REF_KINDS)} | {"call.member": len(REF_KINDS)}
+_CODE_KINDS: tuple[RefKind, ...] = (*REF_KINDS, RefKind.call)
+"""Kind per stored code; the extra last code is a call through an attribute (`x.save()`), a `call` to users."""
 _TRAILING_COMMENT = re.compile(r"([:{)])[ \t]*(?:#|//)[^\n]*", re.MULTILINE)
 _CLASS_LIKE = frozenset({"class", "struct", "interface", "trait", "enum", "scope"})
 
@@ -95,7 +97,7 @@ class FileTags:
     ref_names: str = ""
     """Referenced names joined by NUL."""
     ref_kinds: bytes = b""
-    """One `REF_KINDS` code per reference."""
+    """One code per reference: its index in `REF_KINDS`, or 5 for a call through an attribute (`x.save()`)."""
     ref_lines: bytes = b""
     """`array('I')` of 0-based rows, one per reference."""
     agg_names: str = ""
@@ -118,7 +120,7 @@ class FileTags:
             return []
         lines = array("I")
         lines.frombytes(self.ref_lines)
-        kinds = REF_KINDS
+        kinds = _CODE_KINDS
         refs = [
             Reference(name, kinds[code], path, row + 1)
             for name, code, row in zip(self.ref_names.split("\0"), self.ref_kinds, lines)

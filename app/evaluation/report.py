@@ -23,8 +23,9 @@ def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _accuracy(scores: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
-    return {key: _round(metrics.mean(s.get(key) for s in scores)) for key in ACCURACY_KEYS}
+def _accuracy(scores: Sequence[Mapping[str, Any]], digits: int | None = 3) -> dict[str, float | None]:
+    means = {key: metrics.mean(s.get(key) for s in scores) for key in ACCURACY_KEYS}
+    return means if digits is None else {key: _round(value, digits) for key, value in means.items()}
 
 
 def _effort(records: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
@@ -59,9 +60,10 @@ def summarize(records: Mapping[str, Mapping[str, Any]], instances: Sequence[Inst
     baseline["function_acc_at_5"] = None  # whole-file ranking names no functions
     baseline["line_overlap"] = None
     summary["baseline"] = baseline
+    raw_ours, raw_base = _accuracy(ours, None), _accuracy(base, None)
     summary["ratio_to_baseline"] = {
-        key: _round(summary[key] / baseline[key]) if summary[key] is not None and baseline[key] else None
-        for key in ACCURACY_KEYS
+        key: _round(raw_ours[key] / raw_base[key]) if raw_ours[key] is not None and raw_base[key] else None
+        for key in ACCURACY_KEYS if baseline[key] is not None
     }
     groups: dict[str, list[tuple[Instance, Mapping[str, Any], dict[str, Any]]]] = defaultdict(list)
     for row in rows:

@@ -1,5 +1,5 @@
 (call_expression function: (identifier) @ref.call)
-(call_expression function: (member_expression property: (property_identifier) @ref.call))
+(call_expression function: (member_expression property: (property_identifier) @ref.call.member))
 (new_expression constructor: (identifier) @ref.call)
 (new_expression constructor: (member_expression property: (property_identifier) @ref.call))
 (import_statement source: (string (string_fragment) @ref.import))

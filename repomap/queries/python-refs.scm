@@ -1,6 +1,6 @@
 ; References: @ref.<kind> on the referenced name.
 (call function: (identifier) @ref.call)
-(call function: (attribute attribute: (identifier) @ref.call))
+(call function: (attribute attribute: (identifier) @ref.call.member))
 (import_statement name: (dotted_name) @ref.import)
 (import_statement name: (aliased_import name: (dotted_name) @ref.import))
 (import_from_statement module_name: (dotted_name) @ref.import)

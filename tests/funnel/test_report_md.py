@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -318,3 +319,12 @@ def test_markdown_links_cite_their_target_path():
         ("src/app/config.py", 12, 15, Role.cause), ("src/app/main.py", 6, 6, Role.symptom),
     ]  # fmt: skip
     assert draft.affected_files[0].symbol == "Config.load"
+
+
+@pytest.mark.parametrize("line", ["a" * 30000, "a/" * 15000, "ab.cd/" * 5000, "# " + "#" * 30000 + "x", "x.py:1 " * 4000])
+def test_long_pathological_lines_parse_in_linear_time(line):
+    import time
+
+    started = time.perf_counter()
+    parse_report(f"## Summary\n{line}\n## Affected files\n1. {line}\nfree text {line}\n")
+    assert time.perf_counter() - started < 2.0  # quadratic scanning took minutes on these

@@ -283,3 +283,13 @@ def test_absolute_path_from_another_checkout_is_corrected_by_its_snippet(repo):
     assert out.affected_files[0].path == "src/app/config.py"
     out = check_claims(_draft(_loc("/home/someone/work/demo/src/app/config.py", 12, 15)), repo)
     assert out.affected_files == [] and "absolute path" in out.rejected[0].reason
+
+
+def test_relocation_never_reads_through_a_symlink_leaving_the_repository(repo, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "config.py").write_text(CONFIG_PY.replace("Config", "Leaked"))
+    os.symlink(outside / "config.py", repo / "lib" / "config.py")
+    snippet = "class Leaked:\n    \"\"\"Settings read from a JSON file.\"\"\""
+    out = check_claims(_draft(_loc("app/config.py", 6, 7, evidence=snippet)), repo)
+    assert out.affected_files == []

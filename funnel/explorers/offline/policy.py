@@ -130,8 +130,12 @@ class OfflinePolicy:
                 plan.append((ToolName.find_symbol, {"name": self.ranking.candidates[0].symbols[0].span.name}))
             self._explore = plan[:budget]
             reads_budget = min(self.config.reads, getattr(self.limits, "deep_dive_reads", self.config.reads))
+            cites = plan_citations(self.ranking, self.corpus.texts, self.config.writer)
+            # Read the prime suspect's two best definitions, then the next files' best, then the rest.
+            firsts = [c for k, c in enumerate(cites) if k > 0 and c.path != cites[0].path and c.path not in {x.path for x in cites[:k]}]
+            order = cites[:2] + firsts + cites[2:]
             reads = []
-            for cite in plan_citations(self.ranking, self.corpus.texts, self.config.writer):
+            for cite in order:
                 args = {"path": cite.path, "start": cite.start, "end": cite.end}
                 if args not in reads:
                     reads.append(args)

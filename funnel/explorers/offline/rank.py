@@ -41,7 +41,7 @@ class RankConfig:
     """Weight of the best symbol-level BM25 in the file (normalized to the best symbol)."""
     w_pagerank: float = 0.1
     """Weight of the repo map's PageRank (normalized to the best file)."""
-    w_frame: float = 1.2
+    w_frame: float = 1.6
     """Boost of the innermost in-repository stack frame's file (outer frames get less)."""
     frame_decay: float = 0.4
     """Share of the frame boost that outer frames get (divided by their depth)."""
@@ -67,6 +67,8 @@ class RankConfig:
     """Query weight of terms of the first line (the title)."""
     symbol_pool: int = 300
     """Files (by file BM25 and evidence) whose symbols are scored."""
+    detailed: int = 20
+    """Top candidates given their ranked definitions."""
 
 
 @dataclass
@@ -335,18 +337,13 @@ def rank(
             score *= config.test_factor
         elif _is_doc(d.path):
             score *= config.doc_factor
-        syms = _prefer_members(d.symbols, sorted(per_file_syms.get(i, []), key=lambda x: -x[0]))[:6]
-        candidates.append(
-            Candidate(
-                path=d.path,
-                score=score,
-                parts=parts[i],
-                symbols=[SymbolHit(d.symbols[j], s, sym_reasons.get((i, j), [])) for s, j in syms],
-                lines=lines[i],
-                reasons=reasons[i],
-            )
-        )
+        candidates.append(Candidate(path=d.path, score=score, parts=parts[i], lines=lines[i], reasons=reasons[i]))
     candidates.sort(key=lambda c: (-c.score, c.path))
+    for cand in candidates[: config.detailed]:
+        i = by_path[cand.path]
+        spans = docs[i].symbols
+        syms = _prefer_members(spans, sorted(per_file_syms.get(i, []), key=lambda x: -x[0]))[:6]
+        cand.symbols = [SymbolHit(spans[j], s, sym_reasons.get((i, j), [])) for s, j in syms]
     return Ranking(candidates, _confidence(candidates), query)
 
 
@@ -383,7 +380,7 @@ def _confidence(candidates: list[Candidate]) -> float:
     return round(max(0.05, min(0.9, conf)), 2)
 
 
-def affected_entries(ranking: Ranking, *, files: int = 5, prime_symbols: int = 2) -> list[tuple[str, str | None]]:
+def affected_entries(ranking: Ranking, *, files: int = 5, prime_symbols: int = 4) -> list[tuple[str, str | None]]:
     """The ranked (path, symbol) list a report cites: the prime suspect's best symbols, then one per file."""
     out: list[tuple[str, str | None]] = []
     for k, cand in enumerate(ranking.candidates[:files]):

@@ -24,8 +24,8 @@ class WriterConfig:
 
     files: int = 5
     """Distinct files cited (the eval scores the first five)."""
-    prime_symbols: int = 2
-    """Definitions cited in the prime suspect (the rest get one each)."""
+    prime_symbols: int = 4
+    """Definitions cited in the prime suspect (the rest get one each); the eval scores the first five symbols."""
     max_cited_lines: int = 60
     """Longest line range cited for one definition (long ones are cut around the evidence)."""
     snippet_lines: int = 6

@@ -1,0 +1,45 @@
+"""Summaries: who is counted, ratios to the baseline, and the rendered table and plot."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.evaluation.data import parse_instance
+from app.evaluation.report import render_markdown, render_svg, summarize
+
+
+def _inst(iid, repo, gold):
+    return parse_instance({"instance_id": iid, "repo": repo, "base_commit": "abcd", "problem_statement": "t",
+                           "gold_files": gold, "gold_functions": {}, "gold_line_ranges": {}})
+
+
+def _rec(iid, ranked, baseline, calls, termination="done", error=None):
+    return {"instance_id": iid, "ranked_files": ranked, "baseline_files": baseline, "tool_calls": calls,
+            "seconds": 1.0, "termination": termination, "error": error}
+
+
+def test_summary_counts_scored_instances_and_reads_as_ratios_to_bm25():
+    instances = [_inst("a-1", "o/a", ["x.py"]), _inst("a-2", "o/a", ["y.py"]), _inst("b-1", "o/b", ["z.py"]),
+                 _inst("b-2", "o/b", []), _inst("b-3", "o/b", ["w.py"])]
+    records = {
+        "a-1": _rec("a-1", ["x.py"], ["q.py", "x.py"], 4),
+        "a-2": _rec("a-2", ["q.py", "y.py"], ["y.py"], 10),
+        "b-1": _rec("b-1", [], ["z.py"], 0, termination="crashed", error="boom"),
+        "b-2": _rec("b-2", ["k.py"], [], 2),  # no gold: run but not scored
+        # b-3 has no record yet: not counted
+    }
+    summary = summarize(records, instances)
+    assert summary["n"] == 3 and summary["errors"] == 1
+    assert summary["file_acc_at_1"] == pytest.approx(0.333)
+    assert summary["baseline"]["file_acc_at_1"] == pytest.approx(0.667)
+    assert summary["ratio_to_baseline"]["file_acc_at_1"] == pytest.approx(0.5, abs=1e-3)
+    assert summary["mrr"] == pytest.approx(0.5) and summary["baseline"]["mrr"] == pytest.approx(0.833)
+    assert summary["tool_calls_median"] == 4 and summary["tool_calls_max"] == 10
+    assert summary["terminations"] == {"crashed": 1, "done": 2}
+    assert summary["per_repo"]["o/a"]["n"] == 2 and summary["per_repo"]["o/b"]["n"] == 1
+    assert summary["per_repo"]["o/b"]["baseline"]["file_acc_at_1"] == 1.0
+    table = render_markdown(summary)
+    assert "| file_acc_at_1 | 0.333 | 0.667 | 0.500 |" in table
+    assert "| o/a | 2 |" in table
+    svg = render_svg(summary)
+    assert svg.startswith("<svg") and "o/a (n=2)" in svg and svg.rstrip().endswith("</svg>")
