@@ -24,7 +24,14 @@ async def get_runtime(request: Request) -> Runtime:
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 """The process runtime (db, settings, jobs, metrics)."""
 async def app_settings(request: Request) -> Settings:
-    """The settings the app was created with (`create_app(settings)`), else `get_settings()`."""
+    """The settings in force: an override of `get_settings` in `app.dependency_overrides` (tests), else the
+    settings the app was created with (`create_app(settings)`), else `get_settings()`.
+
+    Looked up here rather than through FastAPI's override machinery, which re-analyses an overridden
+    dependency on every request."""
+    override = request.app.dependency_overrides.get(get_settings)
+    if override is not None:
+        return override()
     settings = getattr(request.app.state, "settings", None)
     return settings if settings is not None else get_settings()
 

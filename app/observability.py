@@ -114,6 +114,13 @@ class Metrics:
             registry=self.registry,
         )
         """Investigation durations."""
+        self.intake_batch = Histogram(
+            "bugsleuth_intake_batch_size",
+            "Reports stored per intake transaction (group commit)",
+            buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+            registry=self.registry,
+        )
+        """Group-commit batch sizes."""
         self.http = Histogram(
             "bugsleuth_http_request_duration_seconds",
             "HTTP request latency",

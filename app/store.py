@@ -6,12 +6,12 @@ Callers: the routes, the job runners, the webhook intake and the dashboard.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -110,13 +110,9 @@ async def create_investigation(
     return (await create_investigations(session, [(report, classification, investigate)], explorer=explorer))[0]
 
 
-async def create_investigations(
-    session: AsyncSession,
+def _intake_rows(
     items: Sequence[tuple[BugReport, ClassificationResult, bool]],
-    *,
-    explorer: str,
-) -> list[tuple[int, int]]:
-    """`create_investigation` for many reports at once (two multi-row INSERTs); ids in input order."""
+) -> tuple[list[dict[str, Any]], Callable[[list[int]], list[dict[str, Any]]]]:
     now = utcnow()
     report_rows = [
         dict(
@@ -133,28 +129,55 @@ async def create_investigations(
         )
         for report, _, _ in items
     ]
+
+    def investigation_rows(report_ids: list[int], explorer: str) -> list[dict[str, Any]]:
+        return [
+            dict(
+                report_id=report_id,
+                repo=_storable(report.repo, 200),
+                status=Status.queued if investigate else Status.skipped,
+                classification=classification.label,
+                classification_confidence=classification.confidence,
+                classification_reason=classification.reason,
+                explorer=explorer,
+                created_at=now,
+                updated_at=now,
+                finished_at=None if investigate else now,
+            )
+            for report_id, (report, classification, investigate) in zip(report_ids, items)
+        ]
+
+    return report_rows, investigation_rows  # type: ignore[return-value]
+
+
+_INSERT_REPORTS = insert(Report).returning(Report.id, sort_by_parameter_order=True)
+_INSERT_INVESTIGATIONS = insert(Investigation).returning(Investigation.id, sort_by_parameter_order=True)
+
+
+async def create_investigations(
+    session: AsyncSession,
+    items: Sequence[tuple[BugReport, ClassificationResult, bool]],
+    *,
+    explorer: str,
+) -> list[tuple[int, int]]:
+    """`create_investigation` for many reports at once (two multi-row INSERTs); ids in input order."""
+    report_rows, investigation_rows = _intake_rows(items)
     # Core INSERT ... RETURNING (batched by SQLAlchemy's insertmanyvalues): far cheaper than an ORM flush.
-    report_ids = list(
-        await session.scalars(insert(Report).returning(Report.id, sort_by_parameter_order=True), report_rows)
-    )
-    inv_rows = [
-        dict(
-            report_id=report_id,
-            repo=_storable(report.repo, 200),
-            status=Status.queued if investigate else Status.skipped,
-            classification=classification.label,
-            classification_confidence=classification.confidence,
-            classification_reason=classification.reason,
-            explorer=explorer,
-            created_at=now,
-            updated_at=now,
-            finished_at=None if investigate else now,
-        )
-        for report_id, (report, classification, investigate) in zip(report_ids, items)
-    ]
-    inv_ids = list(
-        await session.scalars(insert(Investigation).returning(Investigation.id, sort_by_parameter_order=True), inv_rows)
-    )
+    report_ids = list(await session.scalars(_INSERT_REPORTS, report_rows))
+    inv_ids = list(await session.scalars(_INSERT_INVESTIGATIONS, investigation_rows(report_ids, explorer)))
+    return list(zip(inv_ids, report_ids))
+
+
+def create_investigations_sync(
+    conn: Connection,
+    items: Sequence[tuple[BugReport, ClassificationResult, bool]],
+    *,
+    explorer: str,
+) -> list[tuple[int, int]]:
+    """`create_investigations` on a synchronous connection (the SQLite intake writer thread)."""
+    report_rows, investigation_rows = _intake_rows(items)
+    report_ids = list(conn.scalars(_INSERT_REPORTS, report_rows))
+    inv_ids = list(conn.scalars(_INSERT_INVESTIGATIONS, investigation_rows(report_ids, explorer)))
     return list(zip(inv_ids, report_ids))
 
 

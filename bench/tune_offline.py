@@ -67,6 +67,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], help="override a RankConfig knob: name=value")
     parser.add_argument("--no-map", action="store_true", help="regex definitions, no PageRank")
     parser.add_argument("--cache", default="", help="term/map cache directory (default: bugsleuth's own cache)")
+    parser.add_argument("--grep", default="", help="only instances whose problem statement contains this text")
     parser.add_argument("--every", type=int, default=0, help="take every n-th instance of the split")
     parser.add_argument("--out", default="")
     parser.add_argument("--verbose", action="store_true")
@@ -76,7 +77,8 @@ def main() -> None:
     overrides = {}
     for item in args.set:
         key, value = item.split("=", 1)
-        overrides[key] = type(getattr(config, key))(value)
+        current = getattr(config, key)
+        overrides[key] = (value.lower() in ("1", "true", "yes")) if isinstance(current, bool) else type(current)(value)
     config = dataclasses.replace(config, **overrides)
 
     rows = [json.loads(line) for line in open(args.data)]
@@ -84,6 +86,8 @@ def main() -> None:
         rows = rows[0::2]
     elif args.split == "check":
         rows = rows[1::2]
+    if args.grep:
+        rows = [r for r in rows if args.grep in r["problem_statement"]]
     if args.every:
         rows = rows[:: args.every]
     if args.limit:

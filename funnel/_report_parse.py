@@ -311,16 +311,26 @@ def outside_fences(body: list[str]) -> list[str]:
     return out
 
 
+def _clean_symbol(text: str) -> str | None:
+    name = text.strip()
+    if name.endswith(")"):
+        name = name.split("(", 1)[0].strip()
+    name = re.sub(r"^(def|class|function|func|fn|method)\s+", "", name)
+    if re.fullmatch(r"[A-Za-z_$][\w$.:<>#~]*", name):
+        return name.replace("::", ".").replace("#", ".").strip(".")
+    return None
+
+
 def symbol_in(head: str, loc_text: str | None) -> str | None:
+    """The function or class named in a list-item head (a backticked name, `in foo`, `path.py::Class::method`)."""
+    if node := re.search(r"\.\w{1,12}::([\w:.]+)", head):  # a pytest-style node id
+        return _clean_symbol(node.group(1))
     rest = head.replace(f"`{loc_text}`", " ", 1) if loc_text else head
     for tick in re.findall(r"`([^`]+)`", rest):
-        tick = tick.strip()
         if parse_location(tick):
             continue
-        name = re.sub(r"\(.*\)$", "", tick).strip()
-        name = re.sub(r"^(def|class|function|func|fn|method)\s+", "", name)
-        if re.fullmatch(r"[A-Za-z_$][\w$.:<>#~]*", name):
-            return name.replace("::", ".").replace("#", ".")
+        if name := _clean_symbol(tick):
+            return name
     m = re.search(r"\b(?:in|function|method|class|symbol:?)\s+([A-Za-z_][\w.]*)\b", rest)
     if m and m.group(1).lower() not in {"the", "a", "an", "this", "that", "cause", "symptom", "related"}:
         return m.group(1)

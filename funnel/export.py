@@ -121,6 +121,10 @@ def to_markdown(diagnosis: Diagnosis, *, repo_uri: str | None = None, title: str
             where = format_location(str(claim.claim.get("path") or "?"), claim.claim.get("line_start"), claim.claim.get("line_end"))
             out.append(f"- `{where}`: {_one_line(claim.reason)}")
         out += ["", "</details>", ""]
+    if d.corrections:
+        out += [f"<details><summary>Corrected citations ({len(d.corrections)})</summary>", ""]
+        out += [f"- {_one_line(c)}" for c in d.corrections]
+        out += ["", "</details>", ""]
     s = d.stats
     rows = [
         ("explorer", s.explorer or "?"), ("structurer", s.structurer), ("commit", s.commit or "?"),

@@ -259,6 +259,9 @@ def render_report(report: Diagnosis | ReportDraft) -> str:
 # ----------------------------------------------------------------------------------------------------- parsing
 
 
+_LINES_WORD = re.compile(r"\blines?\s*(\d+)(?:\s*(?:-|–|—|to)\s*(\d+))?", re.I)
+
+
 def _from_table(rows: list[list[str]]) -> list[DraftAffectedFile]:
     found = []
     for cells in rows:
@@ -288,6 +291,8 @@ def _affected(lines: list[str], notes: list[str]) -> list[DraftAffectedFile]:
         path, start, end = loc
         fields = item_fields(body)
         if start is None and (m := LINES_VALUE.search(fields.get("lines", ""))):
+            start, end = int(m.group(1)), int(m.group(2) or m.group(1))
+        if start is None and (m := _LINES_WORD.search(head)):  # "`pkg/a.py::f` lines 12-15"
             start, end = int(m.group(1)), int(m.group(2) or m.group(1))
         blocks = [text for lang, text in fenced_blocks(body) if lang not in {"diff", "patch"}]
         evidence = blocks[0] if blocks else ""

@@ -167,7 +167,7 @@ def assemble_diagnosis(
         commit=commit,
         claims_total=old.claims_total,
         claims_rejected=old.claims_rejected,
-        **({"claims_corrected": old.claims_corrected} if hasattr(old, "claims_corrected") else {}),
+        claims_corrected=old.claims_corrected,
     )
     return diagnosis
 
@@ -177,7 +177,9 @@ def _structure(markdown: str, state: RunState, structurer: str | None) -> tuple[
 
     for model in dict.fromkeys([structurer, None]):
         try:
-            return structure(markdown, state.root, index=state.index, model=model), model or "parser"
+            diagnosis = structure(markdown, state.root, index=state.index, model=model)
+            # structure() may fall back to the parser itself; record what really ran.
+            return diagnosis, diagnosis.stats.structurer or model or "parser"
         except Exception:
             _log.warning("structuring with %s failed", model or "the parser", exc_info=True)
     return None, "parser"

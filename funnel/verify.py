@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -307,16 +308,20 @@ def _common_tail(a: str, b: str) -> int:
 
 
 _SANDBOXES: dict[str, Sandbox] = {}
+_SANDBOXES_LOCK = threading.Lock()
 _MAX_SANDBOXES = 8
 
 
 def _sandbox_for(root: Path) -> Sandbox:
     """One sandbox per repository root, so its file listing (used for suggestions) is walked once per tree."""
     key = os.path.realpath(root)
-    sb = _SANDBOXES.pop(key, None) or Sandbox(root)
-    _SANDBOXES[key] = sb
-    while len(_SANDBOXES) > _MAX_SANDBOXES:
-        _SANDBOXES.pop(next(iter(_SANDBOXES)))
+    with _SANDBOXES_LOCK:
+        sb = _SANDBOXES.pop(key, None)
+    sb = sb or Sandbox(root)
+    with _SANDBOXES_LOCK:
+        _SANDBOXES[key] = sb
+        while len(_SANDBOXES) > _MAX_SANDBOXES:
+            _SANDBOXES.pop(next(iter(_SANDBOXES)))
     return sb
 
 

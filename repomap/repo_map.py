@@ -252,14 +252,8 @@ def _collect(
         except OSError:
             walked.skip(SkipReason.unreadable)
             continue
-        if b"\0" in data[: config.sniff_bytes]:
-            key = _cache.content_key(spec.name, data)
-            keys[f.path] = key
-            pending[f.path] = _cache.BINARY
-        else:
-            key = _cache.content_key(spec.name, data)
-            keys[f.path] = key
-            pending[f.path] = data
+        key = keys[f.path] = _cache.content_key(spec.name, data)
+        pending[f.path] = _cache.BINARY if b"\0" in data[: config.sniff_bytes] else data
         stat_rows.append((real, f.size, f.mtime_ns, key))
     stats.timings["hash"] = time.perf_counter() - t
 

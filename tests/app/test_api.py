@@ -222,3 +222,12 @@ async def test_unknown_investigation_is_404(base_settings):
             assert (await svc.client.get(path)).status_code == 404
         assert (await svc.client.post("/api/investigations/999/cancel")).status_code == 404
         assert (await svc.client.post("/api/investigations/999/rerun")).status_code == 404
+
+
+async def test_overriding_get_settings_changes_the_write_guard(base_settings):
+    from app.config import get_settings
+
+    async with running_service(base_settings()) as svc:
+        assert (await svc.client.post("/api/repos", json={"name": "a/b", "location": "/nope"})).status_code == 422
+        svc.app.dependency_overrides[get_settings] = lambda: base_settings(api_token=SecretStr("t"))
+        assert (await svc.client.post("/api/repos", json={"name": "a/b", "location": "/nope"})).status_code == 401

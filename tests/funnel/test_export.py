@@ -118,6 +118,12 @@ def test_markdown_comment_is_compact_with_collapsible_details():
     assert "```diff" in text
 
 
+def test_markdown_comment_lists_corrected_citations():
+    text = to_markdown(_diagnosis(corrections=["app/config.py:12-15 does not exist; moved to src/app/config.py:12-15"]))
+    assert "<summary>Corrected citations (1)</summary>" in text
+    assert "moved to src/app/config.py:12-15" in text
+
+
 def test_markdown_comment_warns_when_the_run_stopped_early():
     text = to_markdown(_diagnosis(termination=Termination(reason=StopReason.step_budget, detail="40 >= 40")))
     assert "**Stopped early** (step_budget: 40 >= 40)" in text

@@ -328,3 +328,9 @@ def test_long_pathological_lines_parse_in_linear_time(line):
     started = time.perf_counter()
     parse_report(f"## Summary\n{line}\n## Affected files\n1. {line}\nfree text {line}\n")
     assert time.perf_counter() - started < 2.0  # quadratic scanning took minutes on these
+
+
+def test_pytest_style_node_ids_give_path_and_symbol():
+    draft = parse_report("## Affected files\n1. `src/app/config.py::Config::load` lines 12-15 (cause)\n")
+    (item,) = draft.affected_files
+    assert (item.path, item.line_start, item.line_end, item.symbol) == ("src/app/config.py", 12, 15, "Config.load")

@@ -35,17 +35,17 @@ class RankConfig:
     """BM25 term-frequency saturation."""
     b: float = 0.75
     """BM25 length normalization."""
-    w_file: float = 1.0
+    w_file: float = 1.4
     """Weight of file-level BM25 (normalized to the best file)."""
-    w_symbol: float = 0.6
+    w_symbol: float = 0.8
     """Weight of the best symbol-level BM25 in the file (normalized to the best symbol)."""
     w_pagerank: float = 0.1
     """Weight of the repo map's PageRank (normalized to the best file)."""
-    w_frame: float = 1.6
+    w_frame: float = 1.2
     """Boost of the innermost in-repository stack frame's file (outer frames get less)."""
     frame_decay: float = 0.4
     """Share of the frame boost that outer frames get (divided by their depth)."""
-    w_mention: float = 0.5
+    w_mention: float = 0.25
     """Boost of files defining names mentioned in the report (rarer and qualified names count more)."""
     w_import: float = 0.35
     """Boost of files whose module path a code block imports."""
@@ -53,9 +53,9 @@ class RankConfig:
     """Boost of files whose path the report mentions."""
     w_stem: float = 0.3
     """Boost of files whose name (without extension) the report writes."""
-    w_constant: float = 0.5
+    w_constant: float = 0.75
     """Boost of files assigning, at top level, a constant or setting the report names."""
-    w_message: float = 0.6
+    w_message: float = 0.3
     """Boost of files containing a literal message quoted in the report."""
     test_factor: float = 0.3
     """Multiplier of scores of test files."""
@@ -65,6 +65,8 @@ class RankConfig:
     """Query weight of terms written as code (backticks, code blocks) relative to prose terms."""
     title_term_weight: float = 2.0
     """Query weight of terms of the first line (the title)."""
+    strip_frame_lines: bool = True
+    """Leave stack-frame lines out of the lexical query (frames count through `w_frame`)."""
     symbol_pool: int = 300
     """Files (by file BM25 and evidence) whose symbols are scored."""
     detailed: int = 20
@@ -119,6 +121,10 @@ class Ranking:
 
 def _query(text: str, focus: Focus, config: RankConfig) -> dict[str, float]:
     weights: dict[str, float] = {}
+    if config.strip_frame_lines and focus.frames:
+        # Frame lines would lend every printed file the same lexical weight; the frames are scored on their own.
+        printed = {f.path for f in focus.frames}
+        text = "\n".join(line for line in text.split("\n") if not any(p in line for p in printed))
     for term, n in count_terms(text).items():
         weights[term] = 1.0 + math.log(n)
     title = text.strip().split("\n", 1)[0]
