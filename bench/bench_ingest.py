@@ -66,16 +66,24 @@ async def wait_ready(base: str, timeout: float = 60.0) -> None:
     raise SystemExit("server did not become ready")
 
 
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) used so far by a process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], q: float) -> float:
     """The q-th percentile (nearest rank)."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))]
 
 
-async def load(base: str, repo: str, rate: float, duration: float, start_at: float, part: int, parts: int) -> dict:
+async def load(
+    base: str, repo: str, rate: float, duration: float, start_at: float, part: int, parts: int, connections: int
+) -> dict:
     """Send this part's share of `rate` requests per second for `duration` seconds on a fixed schedule
     (request i is due at start_at + i / rate; part p sends i = p, p + parts, ...); return latencies."""
-    limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
     latencies: list[float] = []
     statuses: dict[int, int] = {}
     errors: list[str] = []
@@ -84,32 +92,39 @@ async def load(base: str, repo: str, rate: float, duration: float, start_at: flo
         for i in range(5):  # warm-up: open connections before the clock starts
             await client.get("/health")
 
-        async def one(i: int, due: float) -> None:
-            payload = {
-                "repo": repo,
-                "title": f"crash #{i}: ZeroDivisionError in average()",
-                "body": "Traceback (most recent call last):\n  File \"app.py\", line 6, in average\nZeroDivisionError",
-                "labels": ["bug"],
-            }
-            try:
-                r = await client.post("/api/reports", json=payload)
-                statuses[r.status_code] = statuses.get(r.status_code, 0) + 1
-            except httpx.HTTPError as exc:
-                errors.append(repr(exc))
-                return
-            latencies.append((time.perf_counter() - due) * 1000)
+        async def sender(queue: asyncio.Queue[tuple[int, float] | None]) -> None:
+            while (job := await queue.get()) is not None:
+                i, due = job
+                payload = {
+                    "repo": repo,
+                    "title": f"crash #{i}: ZeroDivisionError in average()",
+                    "body": "Traceback (most recent call last):\n  File \"app.py\", line 6, in average\nZeroDivisionError",
+                    "labels": ["bug"],
+                }
+                try:
+                    r = await client.post("/api/reports", json=payload)
+                    statuses[r.status_code] = statuses.get(r.status_code, 0) + 1
+                except httpx.HTTPError as exc:
+                    errors.append(repr(exc))
+                    continue
+                latencies.append((time.perf_counter() - due) * 1000)
 
-        # Open loop: each request starts when it is due, whatever happened to the earlier ones; latency
-        # counts from the due time, so queueing anywhere (client or server) is measured, not hidden.
+        # Open loop (as wrk2 does it): request i is due at a fixed time whatever happened to the earlier
+        # ones, and its latency counts from that due time, so any queueing (client or server) is measured.
+        # A fixed set of connections sends them; more in-flight requests than connections wait in a cheap
+        # queue here instead of in httpx's pool, whose cost grows with the number of waiters.
+        queue: asyncio.Queue[tuple[int, float] | None] = asyncio.Queue()
+        senders = [asyncio.create_task(sender(queue)) for _ in range(connections)]
         start = start_at - time.time() + time.perf_counter()
-        tasks = []
         for i in range(part, total, parts):
             due = start + i / rate
             delay = due - time.perf_counter()
             if delay > 0:
                 await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(i, due)))
-        await asyncio.gather(*tasks)
+            queue.put_nowait((i, due))
+        for _ in senders:
+            queue.put_nowait(None)
+        await asyncio.gather(*senders)
     return {"latencies": latencies, "statuses": statuses, "errors": errors}
 
 
@@ -148,6 +163,7 @@ async def main() -> None:
     parser.add_argument("--duration", type=float, default=30.0, help="seconds of sustained load")
     parser.add_argument("--jobs", default="none", choices=["none", "local"], help="job backend of the server")
     parser.add_argument("--generators", type=int, default=2, help="load-generator processes (open loop each)")
+    parser.add_argument("--connections", type=int, default=32, help="HTTP connections per generator")
     parser.add_argument("--out", default="/work/bench-out/ingest.json")
     args = parser.parse_args()
 
@@ -160,16 +176,22 @@ async def main() -> None:
         async with httpx.AsyncClient(base_url=base) as client:
             repo = (await client.get("/api/repos")).json()[0]["name"]
             load_before = os.getloadavg()[0]
+            cpu_before = process_cpu_s(server.pid)
             start_at = time.time() + 2.0
             with ProcessPoolExecutor(args.generators, mp_context=multiprocessing.get_context("spawn")) as pool:
                 futures = [
-                    pool.submit(_load_process, (base, repo, args.rate, args.duration, start_at, p, args.generators))
+                    pool.submit(
+                        _load_process,
+                        (base, repo, args.rate, args.duration, start_at, p, args.generators, args.connections),
+                    )
                     for p in range(args.generators)
                 ]
                 parts = [f.result() for f in futures]
+            server_cpu = process_cpu_s(server.pid) - cpu_before
             rows = (await client.get("/api/investigations", params={"limit": 1})).json()["total"]
             metrics = (await client.get("/metrics")).text
         result = summarize(parts, args.rate, args.duration, rows)
+        result["server_cpu_ms_per_request"] = round(server_cpu * 1000 / max(1, result["accepted"]), 3)
         result["machine_load_1m"] = {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)}
         result["server_batches"] = {
             line.split()[0]: float(line.split()[1])

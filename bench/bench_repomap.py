@@ -29,8 +29,9 @@ OUT = Path("/work/bench-out/bench_repomap.md")
 _OURS = r"""
 import json, resource, sys, time
 t = time.perf_counter()
-from repomap import build_repo_map
-m = build_repo_map(sys.argv[1], cache_dir=sys.argv[2], token_budget=int(sys.argv[3]))
+from repomap import MapConfig, build_repo_map
+config = MapConfig(adaptive_workers=False) if len(sys.argv) > 4 else None
+m = build_repo_map(sys.argv[1], cache_dir=sys.argv[2], token_budget=int(sys.argv[3]), config=config)
 seconds = time.perf_counter() - t
 rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({"inner": seconds, "rss_kb": rss, "files": m.stats.files_indexed, "hits": m.stats.cache_hits,
@@ -151,6 +152,8 @@ def main() -> None:
         if aider_ok:
             shutil.rmtree(aider_tree / ".aider.tags.cache.v4", ignore_errors=True)
             record("aider cold", _spawn(aider_cmd))
+        pooled = work / f"cache-pool-{r}"
+        record("ours cold, pool forced", _spawn([py, "-c", _OURS, str(ours_tree), str(pooled), tok, "pool"], env))
         record("ours warm", _spawn([py, "-c", _OURS, str(ours_tree), str(cache), tok], env))
         if aider_ok:
             record("aider warm", _spawn(aider_cmd))

@@ -89,7 +89,9 @@ class MapConfig:
     parallel_threshold: int = 200
     """Cold parses of more files than this run in a process pool."""
     workers: int = 2
-    """Process pool size for cold parses."""
+    """Process pool size for cold parses (at most the number of cores)."""
+    adaptive_workers: bool = True
+    """Start only as many parse processes as there are idle cores (by the 1-minute load average)."""
     max_signature_chars: int = 200
     """Signatures are trimmed to this many characters."""
 

@@ -175,6 +175,14 @@ def parse_frames(text: str) -> tuple[Frame, ...]:
     return tuple(frame for _, frame in found)
 
 
+def strip_frames(text: str) -> str:
+    """The text without its stack-frame lines (the code lines a Python traceback quotes are kept)."""
+    text = text.replace("\r\n", "\n")
+    for pattern in (_PY_FRAME, _JAVA_FRAME, _GO_FRAME, _RUST_FRAME, _JS_FRAME):
+        text = pattern.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    return text
+
+
 def normalize_frame_path(path: str) -> str:
     """A printed frame path reduced to its most repository-like suffix (library prefixes stripped)."""
     path = path.replace("\\", "/")

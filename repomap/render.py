@@ -60,15 +60,18 @@ def module_tree(paths: list[str], languages: dict[str, int]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _depths(defs: list[tuple[str, str, str, int, int, str]]) -> list[int]:
+def _structure(defs: list[tuple[str, str, str, int, int, str]]) -> tuple[list[int], list[int]]:
+    """Nesting depth (capped) and the enclosing definition (-1 for none) of each definition, by line spans."""
     depths: list[int] = []
+    parents: list[int] = []
     stack: list[int] = []
-    for d in defs:
-        while stack and stack[-1] < d[3]:
+    for i, d in enumerate(defs):
+        while stack and defs[stack[-1]][4] < d[3]:
             stack.pop()
         depths.append(min(len(stack), 4))
-        stack.append(d[4])
-    return depths
+        parents.append(stack[-1] if stack else -1)
+        stack.append(i)
+    return depths, parents
 
 
 def _entries(inp: RenderInput, max_files: int) -> list[tuple[int, int]]:
@@ -90,23 +93,31 @@ def _entries(inp: RenderInput, max_files: int) -> list[tuple[int, int]]:
     return [(fi, di) for _, fi, di, _line in scored]
 
 
-def _render(inp: RenderInput, entries: list[tuple[int, int]], n: int, depths: dict[int, list[int]]) -> list[str]:
-    chosen: dict[int, list[int]] = {}
+def _render(
+    inp: RenderInput, entries: list[tuple[int, int]], n: int, shapes: dict[int, tuple[list[int], list[int]]]
+) -> list[str]:
+    chosen: dict[int, set[int]] = {}
     for fi, di in entries[:n]:
-        bucket = chosen.setdefault(fi, [])
+        bucket = chosen.setdefault(fi, set())
         if di >= 0:
-            bucket.append(di)
+            bucket.add(di)
     out: list[str] = []
     for fi in sorted(chosen):
         out.append(f"\n{inp.paths[fi]}:")
         defs = inp.defs[fi]
-        if fi not in depths:
-            depths[fi] = _depths(defs)
-        dep = depths[fi]
-        for di in sorted(chosen[fi]):
+        if fi not in shapes:
+            shapes[fi] = _structure(defs)
+        depths, parents = shapes[fi]
+        shown = set(chosen[fi])
+        for di in chosen[fi]:  # a method is shown inside its class: the enclosing headers come along
+            parent = parents[di]
+            while parent >= 0 and parent not in shown:
+                shown.add(parent)
+                parent = parents[parent]
+        for di in sorted(shown):
             d = defs[di]
             lines = f"{d[3]}-{d[4]}" if d[4] != d[3] else f"{d[3]}"
-            out.append(f"{'  ' * (dep[di] + 1)}{lines} {d[5]}")
+            out.append(f"{'  ' * (depths[di] + 1)}{lines} {d[5]}")
     return out
 
 
@@ -127,7 +138,7 @@ def render_map(inp: RenderInput, token_budget: int) -> tuple[str, int, bool]:
             return "", 0, False
     remaining = token_budget - tree_tokens
     entries = _entries(inp, max_files=len(inp.paths))
-    depths: dict[int, list[int]] = {}
+    shapes: dict[int, tuple[list[int], list[int]]] = {}
     line_tokens: dict[str, int] = {}
 
     def tokens(lines: list[str]) -> int:
@@ -144,12 +155,12 @@ def render_map(inp: RenderInput, token_budget: int) -> tuple[str, int, bool]:
     best = ""
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        lines = _render(inp, entries, mid, depths)
+        lines = _render(inp, entries, mid, shapes)
         if tokens(lines) <= remaining:
             lo, best = mid, _join(lines)
         else:
             hi = mid - 1
     if lo and not best:
-        best = _join(_render(inp, entries, lo, depths))
+        best = _join(_render(inp, entries, lo, shapes))
     shown = len({fi for fi, _ in entries[:lo]})
     return tree + best, shown, lo == len(entries)

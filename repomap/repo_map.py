@@ -84,14 +84,23 @@ class _Corpus:
     """A tagged tree, independent of focus: shared by a map and its refocused copies."""
 
     root: Path
+    """The mapped directory."""
     paths: list[str]
+    """Indexed files, sorted."""
     tags: list[FileTags]
+    """Tags per file of `paths` (without the per-line references, which stay in the cache)."""
     keys: list[bytes]
+    """Cache key per file of `paths`."""
     languages: dict[str, int]
+    """Indexed files per language."""
     graph: Graph
+    """The reference graph."""
     cache: _cache.TagCache
+    """Where per-line references are loaded from on demand."""
     stats: MapStats
+    """Statistics of the build."""
     position: dict[str, int]
+    """Path → index in `paths`."""
 
 
 class RepoMap:
@@ -283,11 +292,19 @@ def _collect(
         else:
             jobs.append((key, langs[path], data))
     rows = parse_all(
-        jobs, max_signature_chars=config.max_signature_chars, workers=config.workers, threshold=config.parallel_threshold
+        jobs,
+        max_signature_chars=config.max_signature_chars,
+        workers=config.workers,
+        threshold=config.parallel_threshold,
+        adaptive=config.adaptive_workers,
     )
-    for key, core, refs, _err in rows:
+    decoded: dict[bytes, FileTags] = {}
+    for key, core, refs, parsed in rows:
         stored[key] = core
         new_rows.append((key, core, refs))
+        if parsed is not None:
+            decoded[key] = FileTags(parsed.defs, "", b"", b"", parsed.agg_names, parsed.agg_kinds, parsed.agg_counts,
+                                    parsed.parse_error)
     stats.cache_misses = len(rows)
     stats.timings["parse"] = time.perf_counter() - t
     cache.store(new_rows, stat_rows)
@@ -296,7 +313,6 @@ def _collect(
     tags: list[FileTags] = []
     key_list: list[bytes] = []
     languages: dict[str, int] = {}
-    decoded: dict[bytes, FileTags] = {}
     parsed_keys = {r[0] for r in rows}
     for path in sorted(keys):
         key = keys[path]

@@ -1,7 +1,8 @@
 """A stand-in for `funnel.investigate_sync` in eval tests: it ranks what the problem statement tells it to.
 
 A line `STUB-RANK: path[:symbol][:start-end], ...` in the statement sets the affected files; `STUB-CRASH`
-makes it raise. Every call is logged (report and keyword arguments) into $EVAL_STUB_LOG, so tests can see
+makes it raise, `STUB-DIE` kills
+its process. Every call is logged (report and keyword arguments) into $EVAL_STUB_LOG, so tests can see
 exactly what reached the investigation, even from spawned worker processes.
 """
 
@@ -35,6 +36,8 @@ def investigate(report, root, **kwargs):  # type: ignore[no-untyped-def]
                  "kwargs": {k: str(v) for k, v in kwargs.items()}, "pid": os.getpid()}
         (Path(log) / f"{uuid.uuid4().hex}.json").write_text(json.dumps(entry))
     text = report.text
+    if "STUB-DIE" in text:
+        os._exit(3)  # a worker killed outright (out of memory, signal)
     if "STUB-CRASH" in text:
         raise RuntimeError("stub investigation exploded")
     affected = []

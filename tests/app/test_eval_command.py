@@ -222,3 +222,18 @@ def test_repos_toml_paths_are_relative_to_the_file(bench):
     done = run_eval(bench, "--limit", "1")
     assert done.exit_code == 0, done.output
     assert results(bench)["acme__calc-1"]["error"] is None
+
+
+@pytest.mark.slow
+def test_a_worker_killed_outright_is_recorded_and_the_others_finish(bench):
+    rows = bench["rows"]
+    rows[0]["problem_statement"] = "Dies\nSTUB-DIE"
+    bench["data"].write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = run_eval(bench, "--jobs", "2")
+    assert done.exit_code == 0, done.output
+    records = results(bench)
+    assert sorted(records) == ["acme__calc-1", "acme__calc-2", "acme__calc-3"]
+    assert records["acme__calc-1"]["termination"] == "crashed"
+    assert "worker" in records["acme__calc-1"]["error"]
+    assert records["acme__calc-3"]["error"] is None  # ran in a fresh pool
+    assert records["acme__calc-3"]["ranked_files"] == ["pkg/util.py"]

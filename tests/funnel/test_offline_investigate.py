@@ -87,7 +87,7 @@ async def test_report_matching_nothing_asks_the_reporter(tmp_path):
 async def test_tool_calls_stay_within_the_budget_median(tmp_path):
     root = _make(tmp_path / "repo", NODE_REPO)
     counts = []
-    for text in (NODE_REPORT, NODE_REPORT.replace("Server", "Service"), "parseHeader fails\nwith undefined headers"):
+    for text in (NODE_REPORT, NODE_REPORT.replace("Crash", "Failure"), "parseHeader fails\nwith undefined headers"):
         result = await investigate(_report(text), root, explorer=OfflineExplorer())
         counts.append(result.diagnosis.stats.tool_calls)
     assert sorted(counts)[1] <= 10 and max(counts) <= 24

@@ -60,7 +60,7 @@ NODE_REPO = {
     "src/lib/format.js": "function format(x) { return String(x); }\nmodule.exports = { format };\n",
     "test/header.test.js": "const { parseHeader } = require('../src/lib/header');\ntest('x', () => parseHeader({}));\n",
 }
-NODE_REPORT = """Server crashes without a token header
+NODE_REPORT = """Crash when the token header is missing
 
 TypeError: Cannot read properties of undefined (reading 'length')
     at parseHeader (/srv/app/src/lib/header.js:3:14)

@@ -157,6 +157,19 @@ def test_repository_without_supported_languages_gives_an_empty_map(tmp_path):
 def test_the_process_pool_gives_the_same_map_as_serial_parsing(shared, tmp_path):
     root, _ = shared
     serial = build_repo_map(root, cache_dir=tmp_path / "a", config=MapConfig(parallel_threshold=10_000))
-    pooled = build_repo_map(root, cache_dir=tmp_path / "b", config=MapConfig(parallel_threshold=2, workers=2))
+    config = MapConfig(parallel_threshold=2, workers=2, adaptive_workers=False)
+    pooled = build_repo_map(root, cache_dir=tmp_path / "b", config=config)
     assert pooled.stats.cache_misses == serial.stats.cache_misses == 16
     assert pooled.text == serial.text
+
+
+def test_parse_processes_are_limited_to_idle_cores(monkeypatch):
+    from repomap._parse import usable_workers
+
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr("os.getloadavg", lambda: (0.2, 0.2, 0.2))
+    assert usable_workers(2) == 2
+    monkeypatch.setattr("os.getloadavg", lambda: (5.0, 5.0, 5.0))
+    assert usable_workers(2) == 1
+    assert usable_workers(2, adaptive=False) == 2
+    assert usable_workers(8, adaptive=False) == 2

@@ -13,6 +13,7 @@ literal messages and the repo map's PageRank) is computed once, on the first tur
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ from repomap.focus import Focus
 from schemas.enums import Phase, ToolName
 
 __all__ = ("OfflineConfig", "OfflinePolicy", "build_corpus", "rank_report")
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -116,8 +119,12 @@ class OfflinePolicy:
             if self.ranking is not None:
                 return
             started = time.perf_counter()
-            self.ranking, self.corpus = rank_report(self.text, self.root, self.repo_map, focus=self.focus,
-                                                    config=self.config.rank, cache_dir=self.config.cache_dir)  # fmt: skip
+            try:
+                self.ranking, self.corpus = rank_report(self.text, self.root, self.repo_map, focus=self.focus,
+                                                        config=self.config.rank, cache_dir=self.config.cache_dir)  # fmt: skip
+            except OSError:  # an unreadable tree: investigate with nothing ranked (the run then asks the reporter)
+                _log.warning("offline ranking failed for %s", self.root, exc_info=True)
+                self.ranking, self.corpus = Ranking([], 0.05, {}), Corpus(self.root, [], {})
             self.rank_seconds = time.perf_counter() - started
             budget = max(0, getattr(self.limits, "explore_calls", 8) - 1)
             plan: list[tuple[str, dict[str, Any]]] = []

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from funnel.explorers.offline.corpus import Corpus, SymbolSpan, count_terms, tokenize
-from repomap.focus import Focus, PathMatcher, module_candidates, resolve_frames
+from funnel.explorers.offline.evidence import literal_keys
+from repomap.focus import Focus, PathMatcher, module_candidates, resolve_frames, strip_frames
 
 __all__ = ("RankConfig", "Candidate", "SymbolHit", "Ranking", "rank", "affected_entries")
 
@@ -23,7 +24,7 @@ _TEST_PATH = re.compile(
     r"\.(?:test|spec)\.[jt]sx?$|(?:^|/)conftest\.py$|Tests?\.(?:java|kt|cs)$"
 )
 _DOC_PATH = re.compile(r"(?:^|/)(?:docs?|examples?|samples?|benchmarks?|asv_bench|tutorials?|galleries)/")
-_NON_CODE = re.compile(r"\.(?:txt|rst|md|json|ya?ml|toml|cfg|ini|html|css|svg|csv|lock|xml)$")
+_NON_CODE = re.compile(r"\.(?:txt|rst|md|json|ya?ml|toml|cfg|ini|html|css|svg|csv|lock|xml|pyi)$|\.d\.ts$")
 _MIN_MENTION_LEN = 4
 
 
@@ -123,8 +124,7 @@ def _query(text: str, focus: Focus, config: RankConfig) -> dict[str, float]:
     weights: dict[str, float] = {}
     if config.strip_frame_lines and focus.frames:
         # Frame lines would lend every printed file the same lexical weight; the frames are scored on their own.
-        printed = {f.path for f in focus.frames}
-        text = "\n".join(line for line in text.split("\n") if not any(p in line for p in printed))
+        text = strip_frames(text)
     for term, n in count_terms(text).items():
         weights[term] = 1.0 + math.log(n)
     title = text.strip().split("\n", 1)[0]
@@ -165,12 +165,6 @@ def _is_test(path: str) -> bool:
 
 def _is_doc(path: str) -> bool:
     return bool(_DOC_PATH.search(path) or _NON_CODE.search(path))
-
-
-def _literal_keys(message: str) -> list[str]:
-    """Searchable fragments of a message: the parts between interpolated values."""
-    parts = re.split(r"""['"`]?\{[^}]*\}['"`]?|%[sdrif]|<[^>]+>|['"][^'"]{0,60}['"]|\b0x[0-9a-f]+\b|\b\d+(?:\.\d+)?\b""", message)
-    return sorted({p.strip(" :.,;") for p in parts if len(p.strip(" :.,;")) >= 12}, key=len, reverse=True)[:3]
 
 
 def rank(
@@ -297,7 +291,7 @@ def rank(
 
     # Literal messages quoted in the report.
     for message in focus.messages[:8]:
-        for key in _literal_keys(message):
+        for key in literal_keys(message):
             found = [p for p, t in corpus.texts.items() if key in t]
             if 0 < len(found) <= 5:
                 for p in found:
