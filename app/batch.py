@@ -46,7 +46,7 @@ class IntakeBatcher:
         """Write what is queued, then stop."""
         if self._task is None:
             return
-        while not self._queue.empty():
+        while not self._queue.empty() and not self._task.done():
             await asyncio.sleep(0.01)
         self._task.cancel()
         await asyncio.gather(self._task, return_exceptions=True)

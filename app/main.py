@@ -145,13 +145,15 @@ def create_app(settings: Settings | None = None, *, investigate_fn: InvestigateF
         version="0.1.0",
         summary="Read-only bug investigation: bug report in, validated diagnosis out.",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.metrics = metrics
 
-    from app.routes import health, investigations, reports, repos, webhooks
+    from app.routes import docs, health, investigations, reports, repos, webhooks
 
-    for module in (reports, investigations, repos, webhooks, health):
+    for module in (reports, investigations, repos, webhooks, health, docs):
         app.include_router(module.router)
     if importlib.util.find_spec("app.routes.dashboard") is not None:
         from app.routes import dashboard

@@ -175,11 +175,13 @@ def build_graph(paths: list[str], tags: list[FileTags], families: list[str]) -> 
     # imports of module paths: a direct edge to the module's file, and the last component as a name
     mod_edges: dict[tuple[int, int], float] = {}
     memo: dict[str, str] = {}
-    for k in np.nonzero((kind_arr == 1) & (nid_arr < 0))[0].tolist():
+    import_ks = np.nonzero((kind_arr == 1) & (nid_arr < 0))[0]
+    fix_ks: list[int] = []
+    fix_ids: list[int] = []
+    for k, i in zip(import_ks.tolist(), file_arr[import_ks].tolist()):
         name = flat_names[k]
         if "." not in name and "/" not in name and "::" not in name:
             continue
-        i = int(file_arr[k])
         norm = memo.get(name)
         if norm is None:
             norm = memo[name] = _normalize_import(name)
@@ -188,8 +190,10 @@ def build_graph(paths: list[str], tags: list[FileTags], families: list[str]) -> 
             for j in targets:
                 if j != i:
                     mod_edges[(i, j)] = mod_edges.get((i, j), 0.0) + MODULE_IMPORT_WEIGHT / len(targets)
-        tail = norm.rpartition(".")[2]
-        nid_arr[k] = per_family.get(families[i], {}).get(tail, -1)
+        fix_ks.append(k)
+        fix_ids.append(per_family.get(families[i], {}).get(norm.rpartition(".")[2], -1))
+    if fix_ks:
+        nid_arr[np.array(fix_ks, dtype=np.int64)] = np.array(fix_ids, dtype=np.int64)
 
     n_names = max(len(names), 1)
     valid = nid_arr >= 0

@@ -1,7 +1,8 @@
 """Offline token counting: a fast approximation of BPE tokenizers (no downloads, no model files).
 
 Words count one token per 4 characters (rounded up), every punctuation character counts one, digits count
-one per 3, whitespace is free except newlines. Calibrated to land within ~10-15% of cl100k on code.
+one per 3, whitespace is free except newlines. A heuristic: it was not checked against a real tokenizer here
+(none can be fetched offline), so budgets are approximate.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from typing import Any
 
 from procrastinate import App, JobContext, PsycopgConnector, RetryStrategy
 from procrastinate import exceptions as pexc
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app import store
@@ -146,7 +147,9 @@ class ProcrastinateJobs:
             log.info("retrying stalled job", extra={"job_id": job.id})
             await self.app.job_manager.retry_job(job)
             retried += 1
-        return {"deferred": len(orphans), "retried": retried}
+        async with self.runtime.db.session() as s:
+            closed = await _close_dead_jobs(s)
+        return {"deferred": len(orphans), "retried": retried, "closed": closed}
 
     async def run_worker(
         self, *, concurrency: int | None = None, wait: bool = True, install_signal_handlers: bool = True
@@ -170,6 +173,24 @@ class ProcrastinateJobs:
             shutdown_graceful_timeout=10.0,
             delete_jobs="successful",
         )
+
+
+_DEAD_JOBS = text(
+    "SELECT i.id, j.status::text AS job_status, i.cancel_requested FROM investigations i JOIN procrastinate_jobs j ON j.id = i.job_id "
+    "WHERE i.status IN ('queued', 'running') AND j.status IN ('failed', 'cancelled', 'aborted')"
+)
+
+
+async def _close_dead_jobs(session: AsyncSession) -> int:
+    """Investigations whose job procrastinate gave up on (retries exhausted, cancelled, aborted) are finished
+    as failed or cancelled instead of staying queued or running forever."""
+    rows = (await session.execute(_DEAD_JOBS)).all()
+    for investigation_id, job_status, cancel_requested in rows:
+        if job_status == "failed" and not cancel_requested:
+            await store.finish(session, investigation_id, status=Status.failed, error="the job failed after its retries")
+        else:
+            await store.finish(session, investigation_id, status=Status.cancelled)
+    return len(rows)
 
 
 async def _repo_of(session: AsyncSession, investigation_id: int) -> str | None:

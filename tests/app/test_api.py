@@ -231,3 +231,19 @@ async def test_overriding_get_settings_changes_the_write_guard(base_settings):
         assert (await svc.client.post("/api/repos", json={"name": "a/b", "location": "/nope"})).status_code == 422
         svc.app.dependency_overrides[get_settings] = lambda: base_settings(api_token=SecretStr("t"))
         assert (await svc.client.post("/api/repos", json={"name": "a/b", "location": "/nope"})).status_code == 401
+
+
+async def test_docs_page_allows_exactly_its_cdn_and_its_inline_script(base_settings):
+    import base64
+    import hashlib
+    import re
+
+    async with running_service(base_settings()) as svc:
+        r = await svc.client.get("/docs")
+        assert r.status_code == 200
+        policy = r.headers["content-security-policy"]
+        inline = re.search(r"<script>(.*?)</script>", r.text, re.S).group(1)
+        digest = base64.b64encode(hashlib.sha256(inline.encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in policy and "https://cdn.jsdelivr.net" in policy
+        assert "unsafe-inline" not in policy
+        assert (await svc.client.get("/openapi.json")).json()["info"]["title"] == "bugsleuth"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from app import store
 from app.db import Database
 from app.models import Investigation
@@ -129,8 +131,6 @@ async def test_vanished_repository_path_fails_with_a_clear_error(base_settings, 
 
 
 async def test_real_offline_investigation_produces_a_validated_diagnosis(base_settings, fixture_repo):
-    import pytest
-
     from funnel.errors import UserError
     from funnel.explorers import resolve_explorer
     from funnel.investigate import investigate
@@ -158,3 +158,28 @@ async def test_real_offline_investigation_produces_a_validated_diagnosis(base_se
             assert detail["diagnosis"]["stats"]["explorer"] == "offline"
             kinds = {e["kind"] for e in (await client.get(f"/api/investigations/{inv}/trace")).json()}
             assert {"start", "tool_call", "phase_change", "stop"} <= kinds
+
+
+@pytest.mark.slow
+async def test_a_model_endpoint_that_is_down_ends_the_run_with_termination_error(base_settings, fixture_repo, monkeypatch):
+    import httpx
+
+    from app.main import create_app
+    from funnel.investigate import investigate
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # discard port: connection refused
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    path, _ = fixture_repo
+    app = create_app(base_settings(explorer="openai:gpt-4o-mini"), investigate_fn=investigate)
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
+            await client.post("/api/repos", json={"name": "acme/tiny", "location": str(path)})
+            inv = (await client.post("/api/reports", json=REPORT)).json()["id"]
+            for _ in range(900):
+                detail = (await client.get(f"/api/investigations/{inv}")).json()
+                if detail["status"] not in ("queued", "running"):
+                    break
+                await asyncio.sleep(0.1)
+            assert detail["status"] == "failed"
+            assert detail["termination"] == "error"
+            assert (await client.get("/ready")).status_code == 200

@@ -44,3 +44,35 @@ def test_serve_refuses_a_public_address_without_a_token(monkeypatch, tmp_path):
     assert result.exit_code == 2
     assert "BUGSLEUTH_API_TOKEN" in result.output
     get_settings.cache_clear()
+
+
+def test_settings_come_from_the_toml_file_with_env_vars_winning(monkeypatch, tmp_path):
+    from app.config import Settings
+
+    config = tmp_path / "bugsleuth.toml"
+    config.write_text('explorer = "command:cat"\nworkers = 5\nper_repo_concurrency = 3\n')
+    monkeypatch.setenv("BUGSLEUTH_CONFIG", str(config))
+    monkeypatch.setenv("BUGSLEUTH_WORKERS", "7")
+    settings = Settings()
+    assert settings.explorer == "command:cat"
+    assert settings.per_repo_concurrency == 3
+    assert settings.workers == 7
+    assert settings.resolved_job_backend == "local"
+    assert settings.resolved_database_url.startswith("sqlite+aiosqlite:///")
+
+
+def test_log_lines_are_json_and_carry_the_investigation_id():
+    import json
+    import logging
+
+    from app.observability import JsonFormatter, investigation_id_var
+
+    token = investigation_id_var.set(42)
+    try:
+        record = logging.makeLogRecord({"name": "bugsleuth.jobs", "msg": "investigation started", "levelname": "INFO",
+                                        "repo": "acme/tiny"})
+        line = json.loads(JsonFormatter().format(record))
+    finally:
+        investigation_id_var.reset(token)
+    assert line["investigation_id"] == 42
+    assert line["msg"] == "investigation started" and line["repo"] == "acme/tiny" and line["level"] == "info"

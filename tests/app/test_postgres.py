@@ -212,3 +212,19 @@ def test_jobs_of_one_repository_share_its_lock_slots():
     assert lock_for("acme/tiny", 4, 1) == lock_for("acme/tiny", 5, 1)
     assert {lock_for("acme/tiny", i, 2) for i in range(10)} == {"repo:acme/tiny:0", "repo:acme/tiny:1"}
     assert lock_for("acme/a", 1, 1) != lock_for("acme/b", 1, 1)
+
+
+async def test_an_investigation_whose_job_gave_up_is_closed_as_failed(base_settings, fixture_repo, pg_url):
+    path, _ = fixture_repo
+    settings = base_settings(database_url=pg_url)
+    async with running_service(settings) as svc:
+        await register(svc, "acme/tiny", path)
+        inv = (await svc.client.post("/api/reports", json=REPORT)).json()["id"]
+        async with svc.runtime.db.session() as s:
+            await s.execute(text("UPDATE procrastinate_jobs SET status = 'failed'"))
+            row = await s.get(Investigation, inv)
+            row.status = Status.running
+        repaired = await svc.runtime.jobs.sweep()
+        assert repaired["closed"] == 1
+        detail = (await svc.client.get(f"/api/investigations/{inv}")).json()
+        assert detail["status"] == "failed" and "retries" in detail["error"]

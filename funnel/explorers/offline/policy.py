@@ -100,14 +100,23 @@ class OfflinePolicy:
     def __init__(self, *, text: str, root: Path, repo_map: Any, focus: Focus | None, limits: Any,
                  config: OfflineConfig | None = None) -> None:
         self.text = text
+        """The report text (title and body)."""
         self.root = root
+        """Repository root."""
         self.repo_map = repo_map
+        """The run's repo map, or None (then files are walked and definitions found by pattern)."""
         self.focus = focus or Focus.from_text(text)
+        """What the report points at."""
         self.limits = limits
+        """The run's `Limits` (explore and deep-dive budgets)."""
         self.config = config or OfflineConfig()
+        """Knobs."""
         self.ranking: Ranking | None = None
+        """Candidates, computed on the first turn."""
         self.corpus: Corpus | None = None
+        """The lexical corpus, computed on the first turn."""
         self.rank_seconds = 0.0
+        """Wall-clock seconds the ranking took."""
         self._lock = threading.Lock()
         self._explore: list[tuple[str, dict[str, Any]]] | None = None
         self._reads: list[dict[str, Any]] | None = None

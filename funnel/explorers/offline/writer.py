@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from funnel.explorers.offline.corpus import tokenize
 from funnel.explorers.offline.evidence import Read
 from funnel.explorers.offline.rank import Candidate, Ranking, SymbolHit
 from funnel.report_md import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
@@ -89,7 +90,21 @@ def plan_citations(ranking: Ranking, texts: dict[str, str], config: WriterConfig
     return out
 
 
-def _quote(cite: Citation, reads: list[Read], texts: dict[str, str], config: WriterConfig) -> tuple[str, int | None]:
+def _best_line(shown: dict[int, str], start: int, end: int, query: dict[str, float]) -> int | None:
+    """The line of a span sharing the most (weighted) terms with the report; None when none shares any."""
+    best, best_score = None, 0.0
+    for ln in range(start + 1, end + 1):
+        text = shown.get(ln)
+        if not text or text.lstrip().startswith(("#", "//", "*", '"""')):
+            continue
+        score = sum(query.get(t, 0.0) for t in set(tokenize(text)))
+        if score > best_score:
+            best, best_score = ln, score
+    return best
+
+
+def _quote(cite: Citation, reads: list[Read], texts: dict[str, str], config: WriterConfig,
+           query: dict[str, float] | None = None) -> tuple[str, int | None]:
     """Lines quoted verbatim for a citation (from what was read when possible) and the first quoted line number."""
     shown: dict[int, str] = {}
     for r in reads:
@@ -98,6 +113,10 @@ def _quote(cite: Citation, reads: list[Read], texts: dict[str, str], config: Wri
     if not shown and cite.path in texts:
         all_lines = texts[cite.path].split("\n")
         shown = {i + 1: all_lines[i] for i in range(cite.start - 1, min(cite.end, len(all_lines)))}
+    if not cite.focus_lines and query:
+        picked_line = _best_line(shown, cite.start, cite.end, query)
+        if picked_line is not None:
+            cite.focus_lines = [picked_line]
     anchor = cite.focus_lines[0] if cite.focus_lines else cite.start
     if cite.focus_lines:
         first = max(cite.start, anchor - 2)
@@ -147,7 +166,7 @@ def write_report(
     affected: list[DraftAffectedFile] = []
     quotes: dict[int, tuple[str, int | None]] = {}
     for n, cite in enumerate(cites):
-        snippet, first = _quote(cite, reads, texts, config)
+        snippet, first = _quote(cite, reads, texts, config, ranking.query_terms)
         quotes[n] = (snippet, first)
         affected.append(
             DraftAffectedFile(path=cite.path, line_start=cite.start, line_end=cite.end, symbol=cite.symbol,
@@ -163,7 +182,7 @@ def write_report(
     )
     reasons = list(top.reasons)
     for hit in top.symbols[:1]:
-        reasons.extend(r for r in hit.reasons if r not in reasons)
+        reasons.extend(r for r in hit.reasons if r not in reasons and r != "named in the report")
     explanation_parts = [_lead(prime, top, focus, texts)]
     if reasons:
         explanation_parts.append("Evidence tying it to the report: " + "; ".join(reasons[:4]) + ".")
@@ -239,8 +258,9 @@ def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) 
         return text + (f", where the failure “{error[:160]}” is raised." if error else ".")
     if top.parts.get("message") and code:
         return f"{where} produces the message quoted in the report: line {anchor} reads `{code[:160]}`."
+    read = f" Line {anchor} there shares the most terms with the report: `{code[:160]}`." if code else ""
     if top.parts.get("mention"):
-        return f"The report names {where}, the best match for the described behaviour among the definitions it mentions."
+        return f"The report names {where}, the best match for the described behaviour among the definitions it mentions.{read}"
     if top.parts.get("path"):
-        return f"The report mentions `{prime.path}`, and {where} is its definition that best matches the description."
-    return f"{where} is the definition whose code and names best match the report's description."
+        return f"The report mentions `{prime.path}`, and {where} is its definition that best matches the description.{read}"
+    return f"{where} is the definition whose code and names best match the report's description.{read}"
