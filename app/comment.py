@@ -1,5 +1,8 @@
 """Optional comment-back: post the diagnosis on the GitHub or GitLab issue the report came from
-(`comment_back = true` plus a token). Off by default; failures are logged, never fatal."""
+(`comment_back = true` plus a token). Off by default; failures are logged, never fatal.
+
+The comment is `funnel.export.to_markdown` of the validated diagnosis (not the investigator's raw report):
+only claims that survived validation are named as suspects; dropped claims are listed, collapsed, as dropped."""
 
 from __future__ import annotations
 
@@ -9,11 +12,13 @@ from urllib.parse import quote
 import httpx
 
 from app.config import Settings
-from schemas import BugReport, Source
+from funnel.export import to_markdown
+from schemas import BugReport, Diagnosis, Source
 
 _GITHUB_ISSUE = re.compile(r"^https?://[^/]+/(?P<owner>[^/]+)/(?P<repo>[^/]+)/issues/(?P<number>\d+)")
 _GITLAB_ISSUE = re.compile(r"^https?://[^/]+/(?P<project>.+?)/-/issues/(?P<iid>\d+)")
-FOOTER = "\n\n---\n*Posted by bugsleuth (read-only investigation). Reply with feedback in the dashboard.*"
+FOOTER = "\n\n---\n*Posted by bugsleuth. Feedback on this diagnosis in the dashboard guides later runs.*"
+"""Appended to every comment."""
 
 
 def comment_target(settings: Settings, report: BugReport) -> tuple[str, dict[str, str]] | None:
@@ -38,12 +43,19 @@ def comment_target(settings: Settings, report: BugReport) -> tuple[str, dict[str
     return None
 
 
-async def post_diagnosis_comment(settings: Settings, report: BugReport, markdown: str, *, timeout_s: float = 15.0) -> bool:
-    """Post the diagnosis markdown on the issue; True when the tracker accepted it."""
+def comment_body(diagnosis: Diagnosis) -> str:
+    """The text posted on the issue: the compact export of the validated diagnosis, plus a footer."""
+    return to_markdown(diagnosis).rstrip() + FOOTER
+
+
+async def post_diagnosis_comment(
+    settings: Settings, report: BugReport, diagnosis: Diagnosis, *, timeout_s: float = 15.0
+) -> bool:
+    """Post the validated diagnosis on the issue; True when the tracker accepted it."""
     target = comment_target(settings, report)
     if target is None:
         return False
     url, headers = target
     async with httpx.AsyncClient(timeout=timeout_s) as client:
-        response = await client.post(url, json={"body": markdown + FOOTER}, headers=headers)
+        response = await client.post(url, json={"body": comment_body(diagnosis)}, headers=headers)
     return response.is_success

@@ -7,8 +7,12 @@ Two loops, one place where runs stop:
 * the agent loop (PydanticAI `agent.iter()`), with the stop policy (`funnel.stop.check_stop`) and the funnel's
   budget gate (`RunState.enforce_budgets`) at the head of every iteration.
 
-Every stop clause is a `StopRun` exception, caught once, in `investigate`; the trace, the transcript and the
-diagnosis are saved in its `finally`.
+Every stop clause is a `StopRun` exception, caught once per run (`_Run.once`); the trace, the transcript and the
+diagnosis are saved in `investigate`'s `finally`.
+
+With a model explorer (a PydanticAI model string), the offline ranking runs first as a lexical pre-pass whose
+candidates are shown to the model (`funnel.prepass`), and when the model endpoint fails (`ModelUnavailable`)
+the offline investigator redoes the run; the trace keeps both runs, the diagnosis says it is a fallback.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,15 +36,17 @@ from funnel.cancel import CancelToken
 from funnel.compaction import CompactionPolicy, Summarizer, history_processor, model_summarizer
 from funnel.errors import UserError
 from funnel.explorers import Explorer, ExplorerContext, explorer_name, resolve_explorer
-from funnel.explorers.agent import RetryingModel, build_model_from_spec
+from funnel.explorers.agent import ModelExplorer, RetryingModel, build_model_from_spec
 from funnel.explorers.command import CommandExplorer
 from funnel.hooks import Hooks, default_hooks
 from funnel.limits import Limits
 from funnel.meter import response_usage
 from funnel.phases import RunState, funnel_tools, offered_tools, tools_for
+from funnel.prepass import Prepass, render_candidates, run_prepass
 from funnel.stop import (
     Cancelled,
     CostBudgetExceeded,
+    ModelUnavailable,
     StepBudgetExceeded,
     StopRun,
     Unrecoverable,
@@ -48,11 +54,12 @@ from funnel.stop import (
     check_stop,
 )
 from funnel.trace import TraceWriter
-from schemas.diagnosis import Diagnosis, Termination
+from schemas.diagnosis import Diagnosis, PhaseStats, Termination
 from schemas.enums import Phase, StopReason
 from schemas.report import BugReport
 from schemas.trace import (
     PhaseChangeEvent,
+    PrepassEvent,
     RequestEvent,
     StartEvent,
     StopEvent,
@@ -99,7 +106,11 @@ async def investigate(
     hooks: Hooks | None = None,
     summarize: Summarizer | None = None,
 ) -> InvestigationResult:
-    """Investigate a bug report in a repository tree; always returns a result whose termination says how it ended."""
+    """Investigate a bug report in a repository tree; always returns a result whose termination says how it ended.
+
+    With a model explorer, the offline ranking runs first as a cheap pre-pass (`Limits.prepass`), and a run
+    the model endpoint failed is redone by the offline investigator (`Limits.fallback_to_offline`).
+    """
     root = Path(root).expanduser().resolve()
     if not root.is_dir():
         raise UserError(f"repository root {root} is not a directory")
@@ -107,39 +118,31 @@ async def investigate(
     explorer = resolve_explorer(explorer)
     started = time.monotonic()
     tracer = TraceWriter(trace_path, on_event)
-    state = RunState(limits=limits, root=root, sandbox=None, cancel=cancel or CancelToken(), tracer=tracer,
-                     hooks=hooks or default_hooks(), deadline=started + limits.timeout_s)  # fmt: skip
+    cancel = cancel or CancelToken()
+    is_model = isinstance(explorer, ModelExplorer)
+    wants_prepass = is_model and limits.prepass and limits.prepass_candidates > 0
+    contexts = _Contexts(report, root, repo_map, extra_context, memory, limits, prepass=wants_prepass)
     transcript: list[ModelMessage] = []
-    markdown, findings, stop = "", [], None
-    diagnosis: Diagnosis | None = None
+    run = _Run(tracer=tracer, limits=limits, root=root, cancel=cancel, hooks=hooks or default_hooks(),
+               deadline=started + limits.timeout_s, started=started, transcript=transcript, contexts=contexts,
+               report=report, commit=commit, structurer=structurer, summarize=summarize)  # fmt: skip
+    outcome: _Outcome | None = None
     try:
-        state.emit(StartEvent, explorer=explorer_name(explorer), report_title=report.title, root=str(root),
-                   commit=commit, limits=limits.to_dict())  # fmt: skip
-        context = asyncio.to_thread(_context, report, root, state, repo_map, extra_context, memory)  # map: off-loop
-        markdown, findings = await _guarded(state, _attempts(state, explorer, context, transcript, summarize))
-    except StopRun as e:
-        stop, markdown = e, state.last_markdown
-    except UserError as e:  # misconfiguration found mid-run (e.g. by an explorer): said plainly
-        stop, markdown = Unrecoverable(str(e)), state.last_markdown
-    except Exception as e:  # a bug of ours: still an honest result, never a crash without a trace
-        _log.exception("investigation failed")
-        stop, markdown = Unrecoverable(f"internal error: {type(e).__name__}: {e}"), state.last_markdown
+        outcome = await run.once(explorer, explorer_name(explorer))
+        reason = _fallback_reason(outcome, is_model, limits, cancel)
+        if reason is not None:
+            first, name = outcome, explorer_name(explorer)
+            fallback = f"offline (fallback from {name}: {_short(reason)})"
+            outcome = await run.once(_offline_explorer(), fallback)
+            _mark_fallback(outcome.diagnosis, first, name, reason, fallback)
     finally:
         try:
-            diagnosis = assemble_diagnosis(state, markdown, findings, stop, explorer=explorer_name(explorer),
-                                           structurer=structurer, commit=commit, seconds=time.monotonic() - started)  # fmt: skip
-        except Exception as e:  # never leave without a result
-            _log.exception("could not assemble the diagnosis")
-            detail = f"internal error while assembling the result: {type(e).__name__}: {e}"
-            diagnosis = Diagnosis(summary=detail, termination=Termination(reason=StopReason.error, detail=detail))
-        try:
-            term = diagnosis.termination
-            state.emit(StopEvent, reason=term.reason, detail=term.detail)
-            tracer.save_diagnosis(diagnosis)
+            if outcome is not None:
+                tracer.save_diagnosis(outcome.diagnosis)
         finally:
             tracer.save_messages(transcript)
             tracer.close()
-    return InvestigationResult(diagnosis, markdown, list(tracer.events), transcript, findings)
+    return InvestigationResult(outcome.diagnosis, outcome.markdown, list(tracer.events), transcript, outcome.findings)
 
 
 def investigate_sync(report: BugReport, root: Path | str, **kwargs: Any) -> InvestigationResult:
@@ -147,8 +150,85 @@ def investigate_sync(report: BugReport, root: Path | str, **kwargs: Any) -> Inve
     return asyncio.run(investigate(report, root, **kwargs))
 
 
-def _context(report: BugReport, root: Path, state: RunState, repo_map: Any, extra: str | None, memory: str | None) -> ExplorerContext:
-    """Build the sandbox, the focused repo map and the explorer context (and finish the run state)."""
+@dataclass
+class _Outcome:
+    """How one run of an explorer ended."""
+
+    diagnosis: Diagnosis
+    markdown: str
+    findings: list[str]
+    stop: StopRun | None
+    state: RunState
+
+
+@dataclass(kw_only=True)
+class _Run:
+    """What every run of one investigation shares (the model's and, after a failed endpoint, the offline fallback's)."""
+
+    tracer: TraceWriter
+    limits: Limits
+    root: Path
+    cancel: CancelToken
+    hooks: Hooks
+    deadline: float
+    started: float
+    transcript: list[ModelMessage]
+    contexts: _Contexts
+    report: BugReport
+    commit: str | None
+    structurer: str | None
+    summarize: Summarizer | None
+
+    async def once(self, explorer: Any, name: str) -> _Outcome:
+        """Run one explorer to its end; the stop event is emitted and the diagnosis assembled whatever happens."""
+        state = RunState(limits=self.limits, root=self.root, sandbox=None, cancel=self.cancel, tracer=self.tracer,
+                         hooks=self.hooks, deadline=self.deadline)  # fmt: skip
+        markdown, findings, stop = "", [], None
+        diagnosis: Diagnosis | None = None
+        try:
+            state.emit(StartEvent, explorer=name, report_title=self.report.title, root=str(self.root),
+                       commit=self.commit, limits=self.limits.to_dict())  # fmt: skip
+            work = _attempts(state, explorer, self.contexts, self.transcript, self.summarize)
+            markdown, findings = await _guarded(state, work)
+        except StopRun as e:
+            stop, markdown = e, state.last_markdown
+        except UserError as e:  # misconfiguration found mid-run (e.g. by an explorer): said plainly
+            stop, markdown = Unrecoverable(str(e)), state.last_markdown
+        except Exception as e:  # a bug of ours: still an honest result, never a crash without a trace
+            _log.exception("investigation failed")
+            stop, markdown = Unrecoverable(f"internal error: {type(e).__name__}: {e}"), state.last_markdown
+        finally:
+            try:
+                diagnosis = assemble_diagnosis(state, markdown, findings, stop, explorer=name,
+                                               structurer=self.structurer, commit=self.commit,
+                                               seconds=time.monotonic() - self.started)  # fmt: skip
+            except Exception as e:  # never leave without a result
+                _log.exception("could not assemble the diagnosis")
+                detail = f"internal error while assembling the result: {type(e).__name__}: {e}"
+                diagnosis = Diagnosis(summary=detail, termination=Termination(reason=StopReason.error, detail=detail))
+            term = diagnosis.termination
+            state.emit(StopEvent, reason=term.reason, detail=term.detail)
+        return _Outcome(diagnosis, markdown, findings, stop, state)
+
+
+class _Contexts:
+    """Builds the explorer context (sandbox, focused repo map, pre-pass) once, off the event loop, for every run."""
+
+    def __init__(self, report: BugReport, root: Path, repo_map: Any, extra: str | None, memory: str | None,
+                 limits: Limits, *, prepass: bool) -> None:  # fmt: skip
+        self._args = (report, root, repo_map, extra, memory, limits, prepass)
+        self._value: tuple[ExplorerContext, Prepass | None] | None = None
+
+    async def get(self) -> tuple[ExplorerContext, Prepass | None]:
+        """The context and the pre-pass (None when it did not run)."""
+        if self._value is None:
+            self._value = await asyncio.to_thread(_context, *self._args)  # the map: off the loop
+        return self._value
+
+
+def _context(report: BugReport, root: Path, repo_map: Any, extra: str | None, memory: str | None, limits: Limits,
+             prepass: bool) -> tuple[ExplorerContext, Prepass | None]:  # fmt: skip
+    """Build the sandbox, the focused repo map, the explorer context and (for a model) the lexical pre-pass."""
     from funnel.sandbox import Sandbox
 
     focus = None
@@ -162,14 +242,53 @@ def _context(report: BugReport, root: Path, state: RunState, repo_map: Any, extr
         try:
             from repomap import build_repo_map
 
-            repo_map = build_repo_map(root, focus=focus or report.text, token_budget=state.limits.repo_map_tokens)
+            repo_map = build_repo_map(root, focus=focus or report.text, token_budget=limits.repo_map_tokens)
         except Exception:  # the map helps, it is not essential: explore without it
             _log.warning("repo map unavailable for %s", root, exc_info=True)
-    state.sandbox = Sandbox(root)
-    state.index = getattr(repo_map, "index", None)
-    return ExplorerContext(report=report, root=root, repo_map=repo_map, sandbox=state.sandbox, limits=state.limits,
-                           focus=focus, extra_context=extra, memory=prompts.load_memory(root, state.limits, memory),
-                           template=prompts.report_template())  # fmt: skip
+    ctx = ExplorerContext(report=report, root=root, repo_map=repo_map, sandbox=Sandbox(root), limits=limits,
+                          focus=focus, extra_context=extra, memory=prompts.load_memory(root, limits, memory),
+                          template=prompts.report_template())  # fmt: skip
+    found = run_prepass(report.text, root, repo_map, focus=focus, top=limits.prepass_candidates) if prepass else None
+    return ctx, found
+
+
+def _fallback_reason(outcome: _Outcome, is_model: bool, limits: Limits, cancel: CancelToken) -> str | None:
+    """Why the offline investigator should redo the run (the model endpoint failed), or None."""
+    if not (is_model and limits.fallback_to_offline) or cancel.cancelled:
+        return None
+    if isinstance(outcome.stop, ModelUnavailable):
+        return outcome.stop.detail or "the model endpoint failed"
+    return None
+
+
+def _offline_explorer() -> Explorer:
+    from funnel.explorers.offline import OfflineExplorer
+
+    return OfflineExplorer()
+
+
+def _short(text: str, limit: int = 160) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _mark_fallback(diagnosis: Diagnosis, first: _Outcome, model: str, reason: str, explorer: str) -> None:
+    """Say in the diagnosis that the offline investigator produced it, and count what the model run used."""
+    note = f"offline fallback: the model explorer {model} failed ({_short(reason)})"
+    term = diagnosis.termination
+    term.detail = f"{note}; {term.detail}" if term.detail else note
+    diagnosis.summary = f"[Offline fallback: {model} failed.] {diagnosis.summary}".strip()
+    stats = diagnosis.stats
+    stats.explorer = explorer
+    for phase, used in first.state.meter.per_phase.items():
+        mine = stats.per_phase.setdefault(phase, PhaseStats())
+        for f in ("tool_calls", "input_tokens", "output_tokens", "cached_tokens", "requests"):
+            setattr(mine, f, getattr(mine, f) + getattr(used, f))
+    stats.tool_calls += first.state.meter.tool_calls
+    stats.input_tokens += first.state.meter.input_tokens
+    stats.output_tokens += first.state.meter.output_tokens
+    if first.state.meter.cost_usd is not None:
+        stats.cost_usd = (stats.cost_usd or 0.0) + first.state.meter.cost_usd
 
 
 async def _guarded(state: RunState, work: Any) -> tuple[str, list[str]]:
@@ -194,15 +313,20 @@ async def _guarded(state: RunState, work: Any) -> tuple[str, list[str]]:
             task.cancel()
 
 
-async def _attempts(state: RunState, explorer: Any, context: Awaitable[ExplorerContext], transcript: list[ModelMessage],
+async def _attempts(state: RunState, explorer: Any, contexts: _Contexts, transcript: list[ModelMessage],
                     summarize: Summarizer | None) -> tuple[str, list[str]]:  # fmt: skip
     """The attempt loop: explore, verify, and retry with the verifier's findings."""
     from funnel.verify import verify_report
 
-    ctx = await context
-
-    system = prompts.system_prompt(limits=state.limits, repo_map=getattr(ctx.repo_map, "text", None),
-                                   memory=ctx.memory, extra_context=ctx.extra_context, template=ctx.template)  # fmt: skip
+    ctx, found = await contexts.get()
+    state.sandbox, state.index = ctx.sandbox, ctx.index
+    repo_map, candidates = ctx.repo_map, None
+    if found is not None and isinstance(explorer, ModelExplorer):
+        state.emit(PrepassEvent, candidates=found.candidates, seconds=round(found.seconds, 3), detail=found.detail)
+        candidates = render_candidates(found.candidates) if found.candidates else None
+        repo_map = found.repo_map or repo_map
+    system = prompts.system_prompt(limits=state.limits, repo_map=getattr(repo_map, "text", None), memory=ctx.memory,
+                                   extra_context=ctx.extra_context, template=ctx.template, candidates=candidates)  # fmt: skip
     prompt = prompts.user_prompt(ctx.report, state.limits)
     run_attempt = _command_attempt if isinstance(explorer, CommandExplorer) else _agent_attempt
     runner = run_attempt(state, explorer, ctx, system, transcript, summarize)
@@ -228,8 +352,13 @@ def _agent_attempt(state: RunState, explorer: Explorer, ctx: ExplorerContext, sy
                    transcript: list[ModelMessage], summarize: Summarizer | None) -> Callable[..., Any]:  # fmt: skip
     """The agent loop, as a function of one attempt's prompt (the history carries over between attempts)."""
     limits = state.limits
-    model = RetryingModel(explorer.build_model(ctx), retries=limits.model_retries, backoff_s=limits.retry_backoff_s,
-                          cancel=state.cancel)  # fmt: skip
+    try:
+        built = explorer.build_model(ctx)
+    except UserError as e:
+        if not isinstance(explorer, ModelExplorer):
+            raise
+        raise ModelUnavailable(f"the model could not be set up: {e}") from e
+    model = RetryingModel(built, retries=limits.model_retries, backoff_s=limits.retry_backoff_s, cancel=state.cancel)
     if summarize is None and limits.summarizer_model:
         summarize = model_summarizer(build_model_from_spec(limits.summarizer_model))
 

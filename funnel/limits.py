@@ -60,6 +60,12 @@ class Limits:
     """Cap on the characters of the bug report shown to the model."""
     command_timeout_s: float = 600.0
     """Timeout of an external-command explorer, in seconds."""
+    prepass: bool = True
+    """Before a model explorer runs, rank the tree offline and show the top candidates to the model."""
+    prepass_candidates: int = 5
+    """Candidate files the pre-pass shows to the model (and uses to refocus the repo map)."""
+    fallback_to_offline: bool = True
+    """When the model endpoint fails (unreachable, refused, retries exhausted), rerun with the offline investigator."""
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -67,11 +67,20 @@ def load_memory(root: Path, limits: Limits, notes: str | None = None) -> str | N
 
 
 def system_prompt(
-    *, limits: Limits, repo_map: str | None, memory: str | None, extra_context: str | None, template: str
+    *,
+    limits: Limits,
+    repo_map: str | None,
+    memory: str | None,
+    extra_context: str | None,
+    template: str,
+    candidates: str | None = None,
 ) -> str:
-    """The system prompt: task and phase rules, the report template, the repo map, memory and extra context."""
+    """The system prompt: task and phase rules, the report template, pre-pass candidates, the repo map, memory and
+    extra context."""
     sections = [_TASK.format(explore=limits.explore_calls, deep=limits.deep_dive_reads)]
     sections.append("Report template (use these headings):\n\n" + template)
+    if candidates:
+        sections.append(candidates)
     if repo_map:
         sections.append("Repository map (files and definitions ranked by relevance to the report):\n\n" + repo_map)
     if memory:

@@ -5,7 +5,8 @@ Clauses, first one that trips ends the run (the reason is always recorded as a `
 1. done: the model finished its report (the agent loop ended with a complete, non-truncated answer);
 2. step_budget: model requests >= `Limits.max_iterations`, or the no-progress guard (same call a third time);
 3. cost_budget: tokens >= `Limits.max_tokens`, money >= `Limits.max_cost_usd`, or the wall-clock timeout;
-4. error: an unrecoverable tool error, the model endpoint failing after retries, too many consecutive tool errors;
+4. error: an unrecoverable tool error, the model endpoint failing after retries (`ModelUnavailable`), too many
+   consecutive tool errors;
 5. needs_info: the model asked for what only the reporter can give (`request_info`);
 
 plus `cancelled` when the caller's `CancelToken` fires. Every clause is an exception subclass of `StopRun`,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = (
     "Cancelled",
     "CostBudgetExceeded",
+    "ModelUnavailable",
     "NeedsInfo",
     "StepBudgetExceeded",
     "StopRun",
@@ -66,6 +68,13 @@ class Unrecoverable(StopRun):
     """The environment or the model endpoint is broken beyond retrying."""
 
     reason = StopReason.error
+
+
+class ModelUnavailable(Unrecoverable):
+    """The model endpoint failed (unreachable, refused the request, kept failing, could not be set up).
+
+    Still termination `error`; the harness may rerun with the offline investigator (`Limits.fallback_to_offline`).
+    """
 
 
 class NeedsInfo(StopRun):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 from repomap.cache import encode
+from repomap.languages import grammar
 from repomap.tags import FileTags, extract_tags
 
 Job = tuple[bytes, str, bytes]
@@ -24,18 +26,46 @@ def parse_batch(jobs: list[Job], max_signature_chars: int, keep: bool = False) -
     return rows
 
 
-def usable_workers(workers: int, *, adaptive: bool = True) -> int:
+def usable_workers(workers: int, *, adaptive: bool = True, busy: float | None = None) -> int:
     """How many parse processes are worth starting: no more than cores, nor (when `adaptive`) than idle cores.
 
-    On a saturated machine a pool only adds start-up, copying and cache contention: measured 10-20% slower
-    than parsing in-process at a load of 5 on 2 cores.
+    `busy` is how many cores other processes use now (default: the 1-minute load average). On a saturated
+    machine a pool only adds start-up, copying and cache contention: measured 10-20% slower than parsing
+    in-process at a load of 5 on 2 cores.
     """
     cores = os.cpu_count() or 1
     n = min(workers, cores)
-    if adaptive and hasattr(os, "getloadavg"):
-        idle = cores - os.getloadavg()[0]
-        n = min(n, max(1, int(idle + 0.5)))
+    if adaptive:
+        if busy is None and hasattr(os, "getloadavg"):
+            busy = os.getloadavg()[0]
+        if busy is not None:
+            idle = cores - busy
+            n = min(n, max(1, int(idle + 0.5)))
     return max(1, n)
+
+
+def _cpu_times() -> tuple[int, int]:
+    with open("/proc/stat", encoding="ascii") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    return sum(fields[:8]), fields[3] + fields[4]  # all time (guests are counted in user), idle + iowait
+
+
+def busy_cores(sample_s: float = 0.1) -> float | None:
+    """Cores in use by other processes right now, sampled from /proc/stat over `sample_s` (None off Linux).
+
+    The load average is a minute-long memory: right after other (or our own earlier) jobs end it still
+    counts them, and a cold build on an idle machine would then start a single process.
+    """
+    try:
+        total0, idle0 = _cpu_times()
+        time.sleep(sample_s)
+        total1, idle1 = _cpu_times()
+    except (OSError, ValueError, IndexError):
+        return None
+    if total1 <= total0:
+        return None
+    cores = os.cpu_count() or 1
+    return cores * (1.0 - (idle1 - idle0) / (total1 - total0))
 
 
 def parse_all(
@@ -43,7 +73,7 @@ def parse_all(
 ) -> list[Row]:
     """Parse every job; a process pool splits the work when there are more than `threshold` jobs."""
     if len(jobs) > threshold:
-        workers = usable_workers(workers, adaptive=adaptive)
+        workers = usable_workers(workers, adaptive=adaptive, busy=busy_cores() if adaptive and workers > 1 else None)
     if len(jobs) <= threshold or workers <= 1:
         return parse_batch(jobs, max_signature_chars, keep=True)
     # interleave big and small files so both workers finish together; many small batches balance the load
@@ -57,6 +87,9 @@ def parse_all(
 
         # fork is fastest (workers inherit loaded grammars) but unsafe once other threads exist
         method = "fork" if threading.active_count() == 1 else "forkserver"
+        if method == "fork":  # compile each grammar and query once, before the workers inherit them
+            for language in sorted({j[1] for j in jobs}):
+                grammar(language)
         context = multiprocessing.get_context(method)
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             for part in pool.map(parse_batch, batches, [max_signature_chars] * len(batches)):

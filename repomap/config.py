@@ -91,7 +91,8 @@ class MapConfig:
     workers: int = 2
     """Process pool size for cold parses (at most the number of cores)."""
     adaptive_workers: bool = True
-    """Start only as many parse processes as there are idle cores (by the 1-minute load average)."""
+    """Start only as many parse processes as there are idle cores (sampled for 0.1 s from /proc/stat, else by the
+    1-minute load average)."""
     max_signature_chars: int = 200
     """Signatures are trimmed to this many characters."""
 

@@ -174,24 +174,35 @@ def build_graph(paths: list[str], tags: list[FileTags], families: list[str]) -> 
 
     # imports of module paths: a direct edge to the module's file, and the last component as a name
     mod_edges: dict[tuple[int, int], float] = {}
-    memo: dict[str, str] = {}
+    memo: dict[str, tuple[str, list[int] | None] | None] = {}  # import → (normalized, its <= 3 files)
+    tails: dict[tuple[str, str], int] = {}
     import_ks = np.nonzero((kind_arr == 1) & (nid_arr < 0))[0]
     fix_ks: list[int] = []
     fix_ids: list[int] = []
     for k, i in zip(import_ks.tolist(), file_arr[import_ks].tolist()):
         name = flat_names[k]
-        if "." not in name and "/" not in name and "::" not in name:
+        hit = memo.get(name, False)
+        if hit is False:
+            if "." not in name and "/" not in name and "::" not in name:
+                hit = memo[name] = None  # a plain name, not a module path
+            else:
+                norm = _normalize_import(name)
+                targets = module_files.get(norm)
+                hit = memo[name] = (norm, targets if targets and len(targets) <= 3 else None)
+        if hit is None:
             continue
-        norm = memo.get(name)
-        if norm is None:
-            norm = memo[name] = _normalize_import(name)
-        targets = module_files.get(norm)
-        if targets and len(targets) <= 3:
+        norm, targets = hit
+        if targets is not None:
+            share = MODULE_IMPORT_WEIGHT / len(targets)
             for j in targets:
                 if j != i:
-                    mod_edges[(i, j)] = mod_edges.get((i, j), 0.0) + MODULE_IMPORT_WEIGHT / len(targets)
+                    mod_edges[(i, j)] = mod_edges.get((i, j), 0.0) + share
+        fam = families[i]
+        tid = tails.get((fam, norm))
+        if tid is None:
+            tid = tails[(fam, norm)] = per_family.get(fam, {}).get(norm.rpartition(".")[2], -1)
         fix_ks.append(k)
-        fix_ids.append(per_family.get(families[i], {}).get(norm.rpartition(".")[2], -1))
+        fix_ids.append(tid)
     if fix_ks:
         nid_arr[np.array(fix_ks, dtype=np.int64)] = np.array(fix_ids, dtype=np.int64)
 

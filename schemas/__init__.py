@@ -18,6 +18,8 @@ from schemas.enums import Classification, Complexity, Feedback, Phase, Risk, Rol
 from schemas.report import BugReport, ClassificationResult
 from schemas.trace import (
     PhaseChangeEvent,
+    PrepassCandidate,
+    PrepassEvent,
     RequestEvent,
     StartEvent,
     StopEvent,
@@ -40,6 +42,8 @@ __all__ = [
     "Phase",
     "PhaseChangeEvent",
     "PhaseStats",
+    "PrepassCandidate",
+    "PrepassEvent",
     "ProposedChange",
     "RejectedClaim",
     "RequestEvent",

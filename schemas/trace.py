@@ -101,6 +101,33 @@ class VerifyEvent(_Event):
     """What failed, in words the next attempt is given."""
 
 
+class PrepassCandidate(BaseModel):
+    """One candidate location of the lexical pre-pass."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    """Repository-relative path."""
+    score: float = 0.0
+    """Fused score of the offline ranking (higher is better)."""
+    symbols: list[str] = Field(default_factory=list)
+    """Best-matching definitions, as `qualname:start-end`."""
+    reasons: list[str] = Field(default_factory=list)
+    """Evidence that tied the file to the report."""
+
+
+class PrepassEvent(_Event):
+    """The offline ranking ran as a cheap pre-pass; its candidates were shown to the model (added in 1.1)."""
+
+    kind: Literal["prepass"] = "prepass"
+    candidates: list[PrepassCandidate] = Field(default_factory=list)
+    """Candidates shown to the model, best first (empty when the pre-pass found nothing or failed)."""
+    seconds: float = 0.0
+    """Wall-clock seconds the pre-pass took."""
+    detail: str = ""
+    """Detail for people (what was shown, or why nothing was)."""
+
+
 class StopEvent(_Event):
     """The run ended."""
 
@@ -112,7 +139,7 @@ class StopEvent(_Event):
 
 
 TraceEvent = Annotated[
-    StartEvent | RequestEvent | ToolCallEvent | PhaseChangeEvent | VerifyEvent | StopEvent,
+    StartEvent | RequestEvent | ToolCallEvent | PhaseChangeEvent | VerifyEvent | StopEvent | PrepassEvent,
     Field(discriminator="kind"),
 ]
 """Any trace event, discriminated on `kind`."""

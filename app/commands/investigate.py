@@ -92,6 +92,9 @@ def _progress(event: Any) -> None:
         line = "verified: ok" if event.ok else "verify failed: " + "; ".join(event.findings)[:300]
     elif kind == "stop":
         line = f"stop: {event.reason.value}{' — ' + event.detail if event.detail else ''}"
+    elif kind == "prepass":
+        line = f"pre-pass ({event.seconds:.1f} s): {event.detail}"
+        line += "".join(f"\n    {c.path} ({c.score:.2f}) {', '.join(c.symbols[:2])}" for c in event.candidates)
     else:
         line = f"start: explorer {event.explorer}"
     typer.echo(f"[{event.attempt}.{event.iteration} {event.phase.value}] {line}", err=True)
@@ -117,6 +120,8 @@ def register(cli: typer.Typer) -> None:
         timeout: Annotated[float | None, typer.Option("--timeout", min=1.0, help="Wall-clock seconds for the run.")] = None,
         memory: Annotated[Path | None, typer.Option("--memory", help="File of feedback notes shown to the model.")] = None,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")] = False,
+        no_prepass: Annotated[bool, typer.Option("--no-prepass", help="Do not show a model the offline ranking's candidates first.")] = False,
+        no_fallback: Annotated[bool, typer.Option("--no-fallback", help="Do not rerun with the offline investigator when the model endpoint fails.")] = False,
     ) -> None:
         """Investigate a bug report in a repository and print the diagnosis."""
         from funnel.cancel import CancelToken
@@ -131,6 +136,10 @@ def register(cli: typer.Typer) -> None:
         bug = _read_report(report, title)
         changes = {k: v for k, v in {"max_attempts": max_attempts, "explore_calls": explore_calls,
                                      "deep_dive_reads": deep_dive_reads, "timeout_s": timeout}.items() if v is not None}  # fmt: skip
+        if no_prepass:
+            changes["prepass"] = False
+        if no_fallback:
+            changes["fallback_to_offline"] = False
         try:
             chosen: Any = resolve_explorer(explorer)
         except UserError as e:

@@ -147,6 +147,7 @@ async def _run(
     watcher = asyncio.create_task(_watch(runtime, investigation_id, run, sink, cancel, should_abort))
     started = time.monotonic()
     status, diagnosis, markdown, error = Status.failed, None, None, None
+    validated: Any = None  # the Diagnosis object, for comment-back
     try:
         if cancel.cancelled:
             status, error = Status.cancelled, cancel.reason
@@ -162,7 +163,8 @@ async def _run(
                 memory=memory, on_event=sink,
             )
             result = await asyncio.to_thread(_call_in_thread, fn, (report, tree.root), kwargs)
-            diagnosis = result.diagnosis.model_dump(mode="json")
+            validated = result.diagnosis
+            diagnosis = validated.model_dump(mode="json")
             markdown = result.report_markdown
             reason = result.diagnosis.termination.reason
             if reason == StopReason.cancelled or cancel.cancelled:
@@ -209,16 +211,16 @@ async def _run(
     runtime.metrics.finished.labels(status.value, termination).inc()
     runtime.metrics.duration.observe(elapsed)
     log.info("investigation finished", extra={"status": status.value, "seconds": round(elapsed, 3), "error": error})
-    if status == Status.done and runtime.settings.comment_back and markdown:
-        await _comment_back(runtime, investigation_id, report, markdown)
+    if status == Status.done and runtime.settings.comment_back and validated is not None:
+        await _comment_back(runtime, investigation_id, report, validated)
     return status
 
 
-async def _comment_back(runtime: Runtime, investigation_id: int, report: Any, markdown: str) -> None:
+async def _comment_back(runtime: Runtime, investigation_id: int, report: Any, diagnosis: Any) -> None:
     from app.comment import post_diagnosis_comment
 
     try:
-        if await post_diagnosis_comment(runtime.settings, report, markdown):
+        if await post_diagnosis_comment(runtime.settings, report, diagnosis):
             async with runtime.db.session() as s:
                 await store.mark_commented(s, investigation_id)
     except Exception:

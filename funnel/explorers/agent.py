@@ -16,7 +16,7 @@ from pydantic_ai.settings import ModelSettings
 from funnel.cancel import CancelToken
 from funnel.errors import UserError
 from funnel.explorers import ExplorerContext
-from funnel.stop import Cancelled, Unrecoverable
+from funnel.stop import Cancelled, ModelUnavailable, Unrecoverable
 
 __all__ = ("ModelExplorer", "RetryingModel", "build_model_from_spec")
 
@@ -75,7 +75,8 @@ class RetryingModel(WrapperModel):
     """Retries failing requests (rate limit, 5xx, connection) with backoff; stops the run when they keep failing.
 
     A request the provider refuses outright (auth, unknown model, context overflow) stops the run at once with
-    `error`; cancellation interrupts the backoff.
+    `error`; cancellation interrupts the backoff. Endpoint failures raise `ModelUnavailable` (the harness may fall
+    back to the offline investigator); a context overflow is the run's own doing and does not.
     """
 
     def __init__(self, wrapped: Model, *, retries: int, backoff_s: float, cancel: CancelToken) -> None:
@@ -97,10 +98,10 @@ class RetryingModel(WrapperModel):
             except pai_exc.ModelContextWindowExceededError as e:
                 raise Unrecoverable(f"context overflow: the history no longer fits the model ({e})") from e
             except pai_exc.ModelRequestRejectedError as e:
-                raise Unrecoverable(f"the model endpoint refused the request: {e}") from e
+                raise ModelUnavailable(f"the model endpoint refused the request: {e}") from e
             except _RETRYABLE as e:
                 if attempt >= self.retries:
-                    raise Unrecoverable(f"the model endpoint kept failing after {self.retries} retries: {e}") from e
+                    raise ModelUnavailable(f"the model endpoint kept failing after {self.retries} retries: {e}") from e
                 _log.warning("model request failed (%s); retry %d in %.1f s", e, attempt + 1, delay)
                 try:
                     await asyncio.wait_for(self.cancel.wait(), timeout=delay)
@@ -109,4 +110,6 @@ class RetryingModel(WrapperModel):
                 if self.cancel.cancelled:
                     raise Cancelled(self.cancel.reason or "cancelled") from e
                 delay *= 2
+            except pai_exc.ModelAPIError as e:  # quota exhausted and other provider failures retrying won't fix
+                raise ModelUnavailable(f"the model endpoint failed: {type(e).__name__}: {e}") from e
         raise AssertionError("unreachable")

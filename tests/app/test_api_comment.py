@@ -12,8 +12,30 @@ from pydantic import SecretStr
 from app import store
 from app.comment import comment_target
 from app.config import Settings
-from schemas import BugReport, Classification, ClassificationResult, Source
-from tests.app._service_fixtures import base_settings, fixture_repo, register, running_service  # noqa: F401
+from funnel.export import to_markdown
+from schemas import BugReport, Classification, ClassificationResult, Diagnosis, Source
+from schemas.diagnosis import RejectedClaim
+from tests.app._service_fixtures import (  # noqa: F401
+    Result,
+    StubInvestigator,
+    base_settings,
+    fixture_repo,
+    register,
+    running_service,
+)
+
+RAW_REPORT = "# Diagnosis\naverage divides by zero\n\n## Affected files\n1. `ghost.py:99` — `vanish` (cause)\n"
+"""What the investigator wrote: it also names a file the validator dropped."""
+
+
+class ValidatedStub(StubInvestigator):
+    """The stub's diagnosis plus one claim the validator rejected, and a raw report that still makes that claim."""
+
+    async def __call__(self, report, root, **kwargs):
+        result = await super().__call__(report, root, **kwargs)
+        rejected = [RejectedClaim(kind="affected_file", claim={"path": "ghost.py", "line_start": 99},
+                                  reason="file does not exist")]
+        return Result(result.diagnosis.model_copy(update={"rejected": rejected}), RAW_REPORT)
 
 
 @pytest.fixture
@@ -41,11 +63,12 @@ def fake_tracker():
     server.server_close()
 
 
-async def test_the_diagnosis_is_posted_on_the_github_issue_when_enabled(base_settings, fixture_repo, fake_tracker):
+async def test_the_validated_diagnosis_is_posted_on_the_github_issue_when_enabled(base_settings, fixture_repo, fake_tracker):
     path, _ = fixture_repo
     url, received = fake_tracker
     settings = base_settings(comment_back=True, github_token=SecretStr("ghp_x"), github_api_url=url)
-    async with running_service(settings) as svc:
+    stub = ValidatedStub()
+    async with running_service(settings, stub) as svc:
         await register(svc, "acme/tiny", path)
         report = BugReport(
             title="crash", body="ZeroDivisionError", source=Source.github, repo="acme/tiny",
@@ -57,7 +80,7 @@ async def test_the_diagnosis_is_posted_on_the_github_issue_when_enabled(base_set
                 investigate=True, explorer="offline",
             )
         svc.runtime.jobs.committed()
-        await svc.wait_status(inv, ("done",))
+        detail = await svc.wait_status(inv, ("done",))
         for _ in range(100):
             if received:
                 break
@@ -66,7 +89,14 @@ async def test_the_diagnosis_is_posted_on_the_github_issue_when_enabled(base_set
             await asyncio.sleep(0.05)
     assert received[0]["path"] == "/repos/acme/tiny/issues/7/comments"
     assert received[0]["headers"]["Authorization"] == "Bearer ghp_x"
-    assert "average divides by zero" in received[0]["body"]["body"]
+    body = received[0]["body"]["body"]
+    assert body.startswith(to_markdown(Diagnosis.model_validate(detail["diagnosis"])).rstrip())
+    assert "**Summary.** average divides by zero on an empty list" in body
+    suspects = body.split("**Suspects**", 1)[1].split("\n\n", 1)[0]
+    assert "`app.py:4-6` — `average` (cause)" in suspects  # the validated prime suspect
+    assert "ghost.py" not in suspects and "vanish" not in body  # the rejected claim is not a suspect
+    assert "Dropped claims (1)" in body and "`ghost.py:99`: file does not exist" in body
+    assert RAW_REPORT.strip() not in body and "# Diagnosis" not in body  # not the raw investigator report
 
 
 def test_gitlab_issues_are_addressed_by_project_path_and_nothing_without_a_token(tmp_path):

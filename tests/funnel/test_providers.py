@@ -125,7 +125,7 @@ async def test_a_model_string_with_base_url_and_key_from_the_environment(monkeyp
 
 async def test_a_server_that_keeps_failing_ends_with_error_after_retries():
     with FakeOpenAI(status=500) as fake:
-        limits = Limits(model_retries=2, retry_backoff_s=0.01)
+        limits = Limits(model_retries=2, retry_backoff_s=0.01, fallback_to_offline=False)
         result = await investigate(REPORT, FIXTURE_REPO, explorer=ModelExplorer(_model(fake)), limits=limits)
     term = result.diagnosis.termination
     assert term.reason == StopReason.error and "kept failing after 2 retries" in term.detail
@@ -153,7 +153,8 @@ async def test_a_transient_failure_is_retried_and_the_run_goes_on():
 
 async def test_a_refused_request_is_not_retried():
     with FakeOpenAI(status=401) as fake:
-        result = await investigate(REPORT, FIXTURE_REPO, explorer=ModelExplorer(_model(fake)))
+        result = await investigate(REPORT, FIXTURE_REPO, explorer=ModelExplorer(_model(fake)),
+                                   limits=Limits(fallback_to_offline=False))  # fmt: skip
     assert result.diagnosis.termination.reason == StopReason.error
     assert "refused the request" in result.diagnosis.termination.detail
     assert len(fake.requests) == 1
