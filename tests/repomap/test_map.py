@@ -173,3 +173,14 @@ def test_parse_processes_are_limited_to_idle_cores(monkeypatch):
     assert usable_workers(2) == 1
     assert usable_workers(2, adaptive=False) == 2
     assert usable_workers(8, adaptive=False) == 2
+
+
+def test_parse_processes_follow_the_sampled_idle_cores_over_the_load_average(monkeypatch):
+    from repomap._parse import busy_cores, usable_workers
+
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr("os.getloadavg", lambda: (5.0, 5.0, 5.0))
+    assert usable_workers(2, busy=0.1) == 2  # the load average still counts jobs that have ended
+    assert usable_workers(2, busy=1.9) == 1
+    busy = busy_cores(0.02)
+    assert busy is None or 0.0 <= busy <= 2.0
