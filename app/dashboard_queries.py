@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app._store_common import investigation_filters, summary_page
 from app.models import FeedbackRow, Investigation, Report, TraceEventRow
 from app.views import InvestigationSummary, Page
 from schemas import Classification, Feedback, Status
@@ -20,11 +20,6 @@ from schemas import Classification, Feedback, Status
 def _like_pattern(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
-
-
-def _prime_suspect(diagnosis: dict[str, Any] | None) -> str | None:
-    files = (diagnosis or {}).get("affected_files") or []
-    return f"{files[0].get('path')}:{files[0].get('line_start')}" if files else None
 
 
 async def search_investigations(
@@ -39,13 +34,7 @@ async def search_investigations(
 ) -> Page[InvestigationSummary]:
     """Investigations newest first, filtered like `store.list_investigations`; `text` matches the report title
     or body, or `#id`, case-insensitively."""
-    where: list[Any] = []
-    if repo:
-        where.append(Investigation.repo == repo)
-    if status:
-        where.append(Investigation.status == status)
-    if classification:
-        where.append(Investigation.classification == classification)
+    where = investigation_filters(repo=repo, status=status, classification=classification)
     if text and text.strip():
         needle = text.strip()
         clauses = [
@@ -55,32 +44,9 @@ async def search_investigations(
         if needle.lstrip("#").isdigit():
             clauses.append(Investigation.id == int(needle.lstrip("#")))
         where.append(or_(*clauses))
-    base = select(Investigation, Report).join(Report, Report.id == Investigation.report_id).where(*where)
-    total = await session.scalar(select(func.count()).select_from(base.subquery())) or 0
-    rows = await session.execute(base.order_by(Investigation.id.desc()).limit(limit).offset(offset))
-    items = [
-        InvestigationSummary(
-            id=inv.id,
-            report_id=inv.report_id,
-            repo=inv.repo,
-            title=rep.title or _first_line(rep.body),
-            source=rep.source,
-            status=inv.status,
-            classification=inv.classification,
-            termination=inv.termination,
-            confidence=(inv.diagnosis or {}).get("confidence") if inv.diagnosis else None,
-            prime_suspect=_prime_suspect(inv.diagnosis),
-            tool_calls=inv.tool_calls,
-            duration_s=inv.duration_s,
-            runs=inv.runs,
-            rerun_of=inv.rerun_of,
-            created_at=inv.created_at,
-            started_at=inv.started_at,
-            finished_at=inv.finished_at,
-        )
-        for inv, rep in rows
-    ]
-    return Page[InvestigationSummary](items=items, total=total, limit=limit, offset=offset)
+    return await summary_page(
+        session, where, limit=limit, offset=offset, title=lambda rep: rep.title or _first_line(rep.body)
+    )
 
 
 def _first_line(text: str | None) -> str:

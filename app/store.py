@@ -18,6 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app._store_common import FINISHED, DuplicateError, report_model as _report_model
 from app._store_common import storable as _storable
+from app._store_common import investigation_filters, summary_page
+from app._store_common import prime_suspect as _prime_suspect
+from app._store_common import summary_fields as _summary_fields
 from app._store_jobs import (
     cancel_requested,
     claim,
@@ -213,36 +216,6 @@ def _diagnosis(data: dict[str, Any] | None) -> Diagnosis | None:
         return None
 
 
-def _prime_suspect(data: dict[str, Any] | None) -> str | None:
-    files = (data or {}).get("affected_files") or []
-    if not files:
-        return None
-    first = files[0]
-    return f"{first.get('path')}:{first.get('line_start')}"
-
-
-def _summary_fields(inv: Investigation, rep: Report) -> dict[str, Any]:
-    return dict(
-        id=inv.id,
-        report_id=inv.report_id,
-        repo=inv.repo,
-        title=rep.title,
-        source=rep.source,
-        status=inv.status,
-        classification=inv.classification,
-        termination=inv.termination,
-        confidence=(inv.diagnosis or {}).get("confidence") if inv.diagnosis else None,
-        prime_suspect=_prime_suspect(inv.diagnosis),
-        tool_calls=inv.tool_calls,
-        duration_s=inv.duration_s,
-        runs=inv.runs,
-        rerun_of=inv.rerun_of,
-        created_at=inv.created_at,
-        started_at=inv.started_at,
-        finished_at=inv.finished_at,
-    )
-
-
 async def list_investigations(
     session: AsyncSession,
     *,
@@ -254,20 +227,10 @@ async def list_investigations(
     offset: int = 0,
 ) -> Page[InvestigationSummary]:
     """Investigations newest first, filtered by repository, status, classification and title text."""
-    where = []
-    if repo:
-        where.append(Investigation.repo == repo)
-    if status:
-        where.append(Investigation.status == status)
-    if classification:
-        where.append(Investigation.classification == classification)
+    where = investigation_filters(repo=repo, status=status, classification=classification)
     if search:
         where.append(Report.title.ilike(f"%{search}%"))
-    base = select(Investigation, Report).join(Report, Report.id == Investigation.report_id).where(*where)
-    total = await session.scalar(select(func.count()).select_from(base.subquery())) or 0
-    rows = await session.execute(base.order_by(Investigation.id.desc()).limit(limit).offset(offset))
-    items = [InvestigationSummary(**_summary_fields(inv, rep)) for inv, rep in rows]
-    return Page[InvestigationSummary](items=items, total=total, limit=limit, offset=offset)
+    return await summary_page(session, where, limit=limit, offset=offset)
 
 
 async def get_investigation(session: AsyncSession, investigation_id: int) -> InvestigationDetail | None:

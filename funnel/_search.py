@@ -17,25 +17,12 @@ from pathlib import Path
 
 from funnel.errors import ToolError, UnrecoverableError, UserError
 from funnel.sandbox import Sandbox, cap_bytes, printable
+from repomap.config import DEPENDENCY_DIRS
 
 __all__ = ("SearchLine", "SearchMatch", "SearchResult", "find_rg", "rg_args", "search")
 
 _TRUNCATED = "...[truncated]"
-_SKIP_DIRS = (
-    "node_modules",
-    "bower_components",
-    ".venv",
-    "venv",
-    "site-packages",
-    "__pycache__",
-    ".tox",
-    ".nox",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".ruff_cache",
-    ".hg",
-    ".svn",
-)
+_SKIP_DIRS = DEPENDENCY_DIRS
 """Dependency, virtualenv and cache directories never searched even when no `.gitignore` names them."""
 _POLL_S = 0.05
 # After the result cap is hit, keep counting (not storing) matches this much longer so the model learns

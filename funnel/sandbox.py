@@ -17,30 +17,11 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from funnel.errors import ToolError, UnrecoverableError, UserError
+from repomap.config import SECRET_DIRS, SECRET_FILE_GLOBS
 
 __all__ = ("SECRET_GLOBS", "Sandbox", "ToolLimits", "cap_bytes", "printable")
 
-SECRET_GLOBS: tuple[str, ...] = (
-    ".env*",
-    "*.pem",
-    "*.key",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    ".netrc",
-    ".pypirc",
-    ".npmrc",
-    ".htpasswd",
-    "credentials*",
-    "*.p12",
-    "*.pfx",
-    "*.jks",
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".git",
-)
+SECRET_GLOBS: tuple[str, ...] = (*SECRET_FILE_GLOBS, *SECRET_DIRS, ".git")
 """File or directory names that are never shown, searched or read; a match on any path component withholds
 the whole subtree. Matched case-insensitively. `.git` covers every git internal (objects, config, hooks)."""
 

@@ -4,19 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-DEFAULT_EXCLUDE_DIRS: tuple[str, ...] = (
+DEPENDENCY_DIRS: tuple[str, ...] = (
     "node_modules",
-    "vendor",
-    "third_party",
+    "bower_components",
     ".venv",
     "venv",
     "site-packages",
     "__pycache__",
-    "build",
-    "dist",
-    "target",
-    "out",
-    ".next",
     ".tox",
     ".nox",
     ".mypy_cache",
@@ -24,9 +18,43 @@ DEFAULT_EXCLUDE_DIRS: tuple[str, ...] = (
     ".ruff_cache",
     ".hg",
     ".svn",
-    "bower_components",
+)
+"""Dependency, virtualenv, cache and foreign-VCS directory names: never walked, never searched (funnel's `search`
+skips them even when no `.gitignore` names them)."""
+
+DEFAULT_EXCLUDE_DIRS: tuple[str, ...] = (
+    *DEPENDENCY_DIRS,
+    "vendor",
+    "third_party",
+    "build",
+    "dist",
+    "target",
+    "out",
+    ".next",
 )
 """Directory names never walked into: dependencies, virtualenvs, caches and build outputs."""
+
+SECRET_FILE_GLOBS: tuple[str, ...] = (
+    ".env*",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".netrc",
+    ".pypirc",
+    ".npmrc",
+    ".htpasswd",
+    "credentials*",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+)
+"""File-name patterns of secret files (dotenv files, keys, credentials): never indexed, shown, searched or read."""
+
+SECRET_DIRS: tuple[str, ...] = (".ssh", ".aws", ".gnupg")
+"""Directory names whose whole subtree is secret."""
 
 DEFAULT_EXCLUDE_FILES: tuple[str, ...] = (
     "*.min.js",
@@ -45,25 +73,9 @@ DEFAULT_EXCLUDE_FILES: tuple[str, ...] = (
     "Gemfile.lock",
     "go.sum",
     "composer.lock",
-    # secrets: never indexed, so never shown in the map (mirrors funnel.sandbox.SECRET_GLOBS)
-    ".env*",
-    "*.pem",
-    "*.key",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    ".netrc",
-    ".pypirc",
-    ".npmrc",
-    ".htpasswd",
-    "credentials*",
-    "*.p12",
-    "*.pfx",
-    "*.jks",
-    "**/.ssh/**",
-    "**/.aws/**",
-    "**/.gnupg/**",
+    # secrets: never indexed, so never shown in the map (the same lists make funnel.sandbox.SECRET_GLOBS)
+    *SECRET_FILE_GLOBS,
+    *(f"**/{d}/**" for d in SECRET_DIRS),
 )
 """File-name patterns (gitignore syntax) of minified, generated and lock files, and of secret files."""
 

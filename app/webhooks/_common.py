@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from schemas import BugReport, Source
@@ -33,6 +33,11 @@ def hmac_sha256_hex(secret: str, body: bytes) -> str:
 def same(a: str, b: str) -> bool:
     """Constant-time string comparison."""
     return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
+
+
+def signs_body(digest: str, secret: str, body: bytes) -> bool:
+    """Whether a hex HMAC-SHA256 digest (any case) is the body's signature with `secret`."""
+    return same(digest.lower(), hmac_sha256_hex(secret, body))
 
 
 def load_json(body: bytes) -> dict[str, Any]:
@@ -104,3 +109,14 @@ def no_secret(source: Source) -> WebhookOutcome:
         f"no {source.value} webhook secret is configured (set BUGSLEUTH_{source.value.upper()}_WEBHOOK_SECRET); "
         "unsigned deliveries are refused",
     )
+
+
+def refusal(
+    source: Source, secret: str | None, delivery_id: str | None, check: Callable[[str], str | None]
+) -> WebhookOutcome | None:
+    """The outcome refusing an unauthenticated delivery (no secret configured, or `check(secret)` says why
+    not), or None when the delivery is authentic."""
+    if not secret:
+        return no_secret(source)
+    problem = check(secret)
+    return unauthorized(source, problem, delivery_id) if problem else None

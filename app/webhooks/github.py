@@ -13,17 +13,15 @@ from schemas import Source
 from app.webhooks._common import (
     Invalid,
     accepted,
-    hmac_sha256_hex,
     ignored,
     invalid,
     load_json,
     lower_headers,
-    no_secret,
     obj,
+    refusal,
     report,
-    same,
+    signs_body,
     text,
-    unauthorized,
 )
 from app.webhooks._outcome import WebhookOutcome
 
@@ -39,7 +37,7 @@ def verify(headers: Mapping[str, str], body: bytes, secret: str) -> str | None:
         return "missing X-Hub-Signature-256 header"
     if not given.startswith("sha256="):
         return "X-Hub-Signature-256 is not of the form sha256=<hex>"
-    if not same(given[len("sha256="):].lower(), hmac_sha256_hex(secret, body)):
+    if not signs_body(given[len("sha256="):], secret, body):
         return "X-Hub-Signature-256 does not match the body (wrong secret or altered body)"
     return None
 
@@ -50,11 +48,9 @@ def parse(
     """Verify and interpret one GitHub delivery (`query` is unused: GitHub names the repository)."""
     h = lower_headers(headers)
     delivery_id = h.get("x-github-delivery") or None
-    if not secret:
-        return no_secret(_SOURCE)
-    problem = verify(h, body, secret)
-    if problem:
-        return unauthorized(_SOURCE, problem, delivery_id)
+    refused = refusal(_SOURCE, secret, delivery_id, lambda s: verify(h, body, s))
+    if refused is not None:
+        return refused
     event = h.get("x-github-event", "")
     try:
         data = load_json(body)

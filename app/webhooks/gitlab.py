@@ -17,12 +17,11 @@ from app.webhooks._common import (
     invalid,
     load_json,
     lower_headers,
-    no_secret,
     obj,
+    refusal,
     report,
     same,
     text,
-    unauthorized,
 )
 from app.webhooks._outcome import WebhookOutcome
 
@@ -48,11 +47,9 @@ def parse(
     """Verify and interpret one GitLab delivery (`query` is unused: GitLab names the project)."""
     h = lower_headers(headers)
     delivery_id = h.get("x-gitlab-event-uuid") or h.get("idempotency-key") or None
-    if not secret:
-        return no_secret(_SOURCE)
-    problem = verify(h, secret)
-    if problem:
-        return unauthorized(_SOURCE, problem, delivery_id)
+    refused = refusal(_SOURCE, secret, delivery_id, lambda s: verify(h, s))
+    if refused is not None:
+        return refused
     event = h.get("x-gitlab-event", "")
     try:
         data = load_json(body)

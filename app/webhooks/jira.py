@@ -22,17 +22,16 @@ from schemas import Source
 from app.webhooks._common import (
     Invalid,
     accepted,
-    hmac_sha256_hex,
     ignored,
     invalid,
     load_json,
     lower_headers,
-    no_secret,
     obj,
+    refusal,
     report,
     same,
+    signs_body,
     text,
-    unauthorized,
 )
 from app.webhooks._outcome import WebhookOutcome
 
@@ -47,7 +46,7 @@ def verify(headers: Mapping[str, str], body: bytes, secret: str, query: Mapping[
     signature = h.get("x-hub-signature", "").strip()
     if signature:
         algo, _, digest = signature.partition("=")
-        if algo.lower() != "sha256" or not same(digest.lower(), hmac_sha256_hex(secret, body)):
+        if algo.lower() != "sha256" or not signs_body(digest, secret, body):
             return "X-Hub-Signature does not match the body (wrong secret or altered body)"
         return None
     auth = h.get("authorization", "")
@@ -66,11 +65,9 @@ def parse(
     """Verify and interpret one Jira delivery."""
     h = lower_headers(headers)
     delivery_id = h.get("x-atlassian-webhook-identifier") or None
-    if not secret:
-        return no_secret(_SOURCE)
-    problem = verify(h, body, secret, query)
-    if problem:
-        return unauthorized(_SOURCE, problem, delivery_id)
+    refused = refusal(_SOURCE, secret, delivery_id, lambda s: verify(h, body, s, query))
+    if refused is not None:
+        return refused
     try:
         data = load_json(body)
         event = text(data.get("webhookEvent")) or None

@@ -18,17 +18,15 @@ from schemas import Source
 from app.webhooks._common import (
     Invalid,
     accepted,
-    hmac_sha256_hex,
     ignored,
     invalid,
     load_json,
     lower_headers,
-    no_secret,
     obj,
+    refusal,
     report,
-    same,
+    signs_body,
     text,
-    unauthorized,
 )
 from app.webhooks._outcome import WebhookOutcome
 
@@ -43,7 +41,7 @@ def verify(headers: Mapping[str, str], body: bytes, secret: str) -> str | None:
     given = lower_headers(headers).get("sentry-hook-signature", "").strip()
     if not given:
         return "missing Sentry-Hook-Signature header"
-    if not same(given.lower(), hmac_sha256_hex(secret, body)):
+    if not signs_body(given, secret, body):
         return "Sentry-Hook-Signature does not match the body (wrong client secret or altered body)"
     return None
 
@@ -55,11 +53,9 @@ def parse(
     h = lower_headers(headers)
     resource = h.get("sentry-hook-resource", "")
     delivery_id = h.get("request-id") or None
-    if not secret:
-        return no_secret(_SOURCE)
-    problem = verify(h, body, secret)
-    if problem:
-        return unauthorized(_SOURCE, problem, delivery_id)
+    refused = refusal(_SOURCE, secret, delivery_id, lambda s: verify(h, body, s))
+    if refused is not None:
+        return refused
     try:
         data = load_json(body)
         action = text(data.get("action"))
