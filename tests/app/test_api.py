@@ -155,6 +155,11 @@ async def test_cancel_of_a_queued_investigation_is_immediate(base_settings, fixt
         first = (await svc.client.post("/api/reports", json=REPORT)).json()["id"]
         second = (await svc.client.post("/api/reports", json=REPORT)).json()["id"]
         await svc.wait_status(first, ("running",))
+        # "running" is stored just before the investigator is entered; wait for the call itself.
+        for _ in range(300):
+            if svc.stub.calls:
+                break
+            await asyncio.sleep(0.01)
         r = await svc.client.post(f"/api/investigations/{second}/cancel")
         assert r.json()["status"] == "cancelled"
         await svc.client.post(f"/api/investigations/{first}/cancel")
