@@ -24,7 +24,6 @@ _TEST_PATH = re.compile(
     r"\.(?:test|spec)\.[jt]sx?$|(?:^|/)conftest\.py$|Tests?\.(?:java|kt|cs)$"
 )
 _DOC_PATH = re.compile(r"(?:^|/)(?:docs?|examples?|samples?|benchmarks?|asv_bench|tutorials?|galleries)/")
-_GENERATED = re.compile(r"(?:^|/)(?:migrations?|versions)/\d{3,}_[^/]*$|(?:^|/)db/migrate/\d+_[^/]*$")
 _NON_CODE = re.compile(r"\.(?:txt|rst|md|json|ya?ml|toml|cfg|ini|html|css|svg|csv|lock|xml|pyi)$|\.d\.ts$")
 _MIN_MENTION_LEN = 4
 
@@ -63,8 +62,6 @@ class RankConfig:
     """Multiplier of scores of test files."""
     doc_factor: float = 0.4
     """Multiplier of scores of docs, examples and non-code files."""
-    generated_factor: float = 1.0
-    """Multiplier of scores of numbered schema-migration scripts (mostly generated)."""
     code_term_weight: float = 2.0
     """Query weight of terms written as code (backticks, code blocks) relative to prose terms."""
     title_term_weight: float = 2.0
@@ -73,12 +70,6 @@ class RankConfig:
     """Leave stack-frame lines out of the lexical query (frames count through `w_frame`)."""
     symbol_pool: int = 300
     """Files (by file BM25 and evidence) whose symbols are scored."""
-    symbol_b: float = 0.75
-    """BM25 length normalization of definitions (ordering within a file)."""
-    sym_mention: float = 0.0
-    """Within-file bonus of a definition whose name the report writes, however common the name is elsewhere."""
-    sym_callee: float = 0.0
-    """Share of the best definition's score given to definitions of the same file that it calls by name."""
     detailed: int = 20
     """Top candidates given their ranked definitions."""
 
@@ -293,12 +284,9 @@ def rank(
                 hits = qualified
         rarity = 1.0 / (1.0 + math.log(len(hits)))
         strength = config.w_mention * rarity * (1.5 if ident in code_idents else 1.0) * (1.3 if qualifier else 1.0)
-        for n, (i, j) in enumerate(hits):
-            if n < 25:
-                bump(i, "mention", min(strength, config.w_mention * 1.5), f"defines `{docs[i].symbols[j].qualname}` named in the report")
-            elif not config.sym_mention:
-                break
-            sym_bonus[(i, j)] = max(sym_bonus.get((i, j), 0.0), strength + config.sym_mention)
+        for i, j in hits[:25]:
+            bump(i, "mention", min(strength, config.w_mention * 1.5), f"defines `{docs[i].symbols[j].qualname}` named in the report")
+            sym_bonus[(i, j)] = max(sym_bonus.get((i, j), 0.0), strength)
             sym_reasons.setdefault((i, j), []).append("named in the report")
 
     # Literal messages quoted in the report.
@@ -330,7 +318,7 @@ def rank(
     pool = sorted(range(len(docs)), key=lambda i: -pre[i])[: config.symbol_pool]
     sym_index: list[tuple[int, int]] = [(i, j) for i in pool for j in range(len(docs[i].symbols))]
     sym_docs = [docs[i].symbol_terms[j] for i, j in sym_index]
-    sym_scores = _bm25(sym_docs, [sum(d.values()) for d in sym_docs], query, [d.terms for d in docs], config.k1, config.symbol_b)
+    sym_scores = _bm25(sym_docs, [sum(d.values()) for d in sym_docs], query, [d.terms for d in docs], config.k1, config.b)
     best_sym = max(sym_scores, default=0.0) or 1.0
     per_file_syms: dict[int, list[tuple[float, int]]] = {}
     for (i, j), s in zip(sym_index, sym_scores):
@@ -349,36 +337,14 @@ def rank(
             score *= config.test_factor
         elif _is_doc(d.path):
             score *= config.doc_factor
-        elif _GENERATED.search(d.path):
-            score *= config.generated_factor
         candidates.append(Candidate(path=d.path, score=score, parts=parts[i], lines=lines[i], reasons=reasons[i]))
     candidates.sort(key=lambda c: (-c.score, c.path))
     for cand in candidates[: config.detailed]:
         i = by_path[cand.path]
         spans = docs[i].symbols
-        scored = sorted(per_file_syms.get(i, []), key=lambda x: -x[0])
-        if config.sym_callee and scored:
-            scored = _with_callees(docs[i], scored, config.sym_callee)
-        syms = _prefer_members(spans, scored)[:6]
+        syms = _prefer_members(spans, sorted(per_file_syms.get(i, []), key=lambda x: -x[0]))[:6]
         cand.symbols = [SymbolHit(spans[j], s, sym_reasons.get((i, j), [])) for s, j in syms]
     return Ranking(candidates, _confidence(candidates), query)
-
-
-def _with_callees(doc, scored: list[tuple[float, int]], share: float) -> list[tuple[float, int]]:
-    """Lift definitions that the best definition of the file calls by name (helpers it delegates to)."""
-    top_score, top = scored[0]
-    if top_score <= 0:
-        return scored
-    used = doc.symbol_terms[top]
-    top_name = doc.symbols[top].name
-    out = []
-    for sc, j in scored:
-        name = doc.symbols[j].name
-        if j != top and name != top_name and len(name) >= 4 and used.get(name.lower()):
-            sc += share * top_score
-        out.append((sc, j))
-    out.sort(key=lambda x: -x[0])
-    return out
 
 
 def _prefer_members(spans: list[SymbolSpan], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:

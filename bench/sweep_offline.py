@@ -1,0 +1,67 @@
+"""Ranking-only sweep of several RankConfig variants at once: each tree's corpus is built once per instance.
+
+    .venv/bin/python bench/sweep_offline.py --split tune '{"base": {}, "b09": {"b": 0.9}}'
+    .venv/bin/python bench/sweep_offline.py --split check '{"base": {}, "b09": {"b": 0.9}}' --every 2
+
+Prints file Acc@1, file Acc@5 and function Acc@5 per variant (pattern definitions, no repo map, like
+`tune_offline.py --no-map`). Gold fields are read only to score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.evaluation.metrics import function_acc_at_k, gold_entities  # noqa: E402
+from bench._trees import ensure_tree  # noqa: E402
+from bench.tune_offline import walk  # noqa: E402
+from funnel.explorers.offline.corpus import Corpus, default_cache_dir  # noqa: E402
+from funnel.explorers.offline.rank import RankConfig, affected_entries, rank  # noqa: E402
+from repomap.focus import Focus  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("variants", help='JSON object: variant name -> RankConfig overrides, e.g. {"base": {}}')
+    parser.add_argument("--data", default="/work/shared/bench/swebench_lite.jsonl")
+    parser.add_argument("--split", choices=["tune", "check", "all"], default="tune")
+    parser.add_argument("--every", type=int, default=1, help="take every n-th instance of the split")
+    args = parser.parse_args()
+    variants: dict[str, dict] = json.loads(args.variants)
+    configs = {name: dataclasses.replace(RankConfig(), **ov) for name, ov in variants.items()}
+
+    rows = [json.loads(line) for line in open(args.data)]
+    rows = {"tune": rows[0::2], "check": rows[1::2], "all": rows}[args.split][:: args.every]
+    totals = {name: [0, 0, 0.0, 0] for name in configs}  # acc1, acc5, fn5 sum, instances with gold functions
+    started = time.perf_counter()
+    for row in rows:
+        root = ensure_tree(row["repo"], row["base_commit"])
+        corpus = Corpus.build(root, walk(root), cache_dir=default_cache_dir())
+        text = row["problem_statement"]
+        focus = Focus.from_text(text)
+        gold_fns = gold_entities(row["gold_functions"])
+        for name, config in configs.items():
+            ranking = rank(corpus, text, focus, config=config)
+            files = [c.path for c in ranking.candidates[:5]]
+            syms = list(dict.fromkeys(f"{p}:{s}" for p, s in affected_entries(ranking) if s))[:5]
+            t = totals[name]
+            t[0] += all(g in files[:1] for g in row["gold_files"])
+            t[1] += all(g in files for g in row["gold_files"])
+            if gold_fns:
+                t[2] += function_acc_at_k(syms, gold_fns)
+                t[3] += 1
+    n = len(rows) or 1
+    for name, (a1, a5, fn, nfn) in totals.items():
+        print(json.dumps({"split": args.split, "variant": name, "n": len(rows), "file_acc1": round(a1 / n, 3),
+                          "file_acc5": round(a5 / n, 3), "fn_acc5": round(fn / (nfn or 1), 3)}))
+    print(json.dumps({"seconds": round(time.perf_counter() - started, 1)}))
+
+
+if __name__ == "__main__":
+    main()
