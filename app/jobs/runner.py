@@ -59,6 +59,11 @@ class _EventSink:
             out, self._pending = self._pending, []
         return out
 
+    def requeue(self, batch: list[dict[str, Any]]) -> None:
+        """Put back a drained batch that could not be written, ahead of newer events."""
+        with self._lock:
+            self._pending[:0] = batch
+
 
 def _status_event(status: Status, **extra: Any) -> dict[str, Any]:
     from datetime import datetime, timezone
@@ -69,8 +74,12 @@ def _status_event(status: Status, **extra: Any) -> dict[str, Any]:
 async def _flush(runtime: Runtime, investigation_id: int, run: int, sink: _EventSink) -> None:
     batch = sink.drain()
     if batch:
-        async with runtime.db.session() as s:
-            await store.append_trace_events(s, investigation_id, run, batch)
+        try:
+            async with runtime.db.session() as s:
+                await store.append_trace_events(s, investigation_id, run, batch)
+        except BaseException:
+            sink.requeue(batch)  # a failed or interrupted write must not lose events
+            raise
 
 
 async def _watch(
@@ -80,10 +89,14 @@ async def _watch(
     sink: _EventSink,
     cancel: CancelToken,
     should_abort: Callable[[], bool] | None,
+    stop: asyncio.Event,
 ) -> None:
     last_check = 0.0
-    while True:
-        await asyncio.sleep(FLUSH_S)
+    while not stop.is_set():
+        try:
+            await asyncio.wait_for(stop.wait(), FLUSH_S)
+        except TimeoutError:
+            pass
         try:
             await _flush(runtime, investigation_id, run, sink)
             now = time.monotonic()
@@ -144,7 +157,8 @@ async def _run(
     log.info("investigation started", extra={"run": run, "repo": report.repo, "explorer": explorer})
     sink = _EventSink(runtime)
     sink.add(_status_event(Status.running, run=run, worker=runtime.worker_name))
-    watcher = asyncio.create_task(_watch(runtime, investigation_id, run, sink, cancel, should_abort))
+    stop_watching = asyncio.Event()
+    watcher = asyncio.create_task(_watch(runtime, investigation_id, run, sink, cancel, should_abort, stop_watching))
     started = time.monotonic()
     status, diagnosis, markdown, error = Status.failed, None, None, None
     validated: Any = None  # the Diagnosis object, for comment-back
@@ -195,11 +209,9 @@ async def _run(
     except Exception as exc:  # the explorer's or funnel's failure: the run fails, the service stays up
         log.exception("investigation failed")
         error = f"{type(exc).__name__}: {exc}"
-    watcher.cancel()
-    try:
-        await watcher
-    except asyncio.CancelledError:
-        pass
+    # Let the watcher finish its current flush: cancelling it mid-write would drop the batch it holds.
+    stop_watching.set()
+    await watcher
     sink.add(_status_event(status, run=run, error=error))
     await _flush(runtime, investigation_id, run, sink)
     async with runtime.db.session() as s:

@@ -185,3 +185,27 @@ async def test_a_model_endpoint_that_is_down_falls_back_to_the_offline_investiga
             assert detail["termination"] == "done"
             assert detail["diagnosis"]["stats"]["explorer"].startswith("offline (fallback from openai:gpt-4o-mini")
             assert (await client.get("/ready")).status_code == 200
+
+
+async def test_an_interrupted_event_flush_keeps_its_events_for_the_next_flush():
+    import contextlib
+    from types import SimpleNamespace
+
+    from app.jobs import runner
+
+    class _Session:
+        pass
+
+    @contextlib.asynccontextmanager
+    async def failing_session():
+        raise asyncio.CancelledError  # the watcher cancelled in the middle of a write
+        yield _Session()
+
+    sink = runner._EventSink(SimpleNamespace(metrics=None))
+    sink.add({"kind": "tool_call", "n": 1})
+    sink.add({"kind": "phase_change", "n": 2})
+    runtime = SimpleNamespace(db=SimpleNamespace(session=failing_session))
+    with pytest.raises(asyncio.CancelledError):
+        await runner._flush(runtime, 1, 1, sink)
+    sink.add({"kind": "stop", "n": 3})
+    assert [e["n"] for e in sink.drain()] == [1, 2, 3]
