@@ -285,13 +285,14 @@ def _execute(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
     context = multiprocessing.get_context("spawn")
     queue = list(reversed(tasks))
     while queue:
-        # A worker killed outright (out of memory, signal) breaks the pool: its instances are recorded as
-        # crashed and a fresh pool takes the rest.
+        # A worker killed outright (out of memory, signal) breaks the pool and fails every instance in flight
+        # with it: those are run again one by one in a pool of their own, so only the culprit is recorded as
+        # crashed; a fresh pool takes the rest.
+        suspects: list[Task] = []
         with ProcessPoolExecutor(max_workers=min(jobs, len(queue)), mp_context=context) as pool:
             running: dict[Future[dict[str, Any]], Task] = {}
-            broken = False
-            while (queue and not broken) or running:
-                while queue and not broken and len(running) < jobs:
+            while (queue and not suspects) or running:
+                while queue and not suspects and len(running) < jobs:
                     task = queue.pop()
                     running[pool.submit(run_task, task)] = task
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -299,10 +300,24 @@ def _execute(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
                     task = running.pop(future)
                     try:
                         yield future.result()
+                    except BrokenProcessPool:
+                        suspects.append(task)
                     except Exception as exc:  # noqa: BLE001
-                        broken = broken or isinstance(exc, BrokenProcessPool)
-                        yield {**_empty_record(task), "termination": CRASHED,
-                               "error": f"worker: {type(exc).__name__}: {exc}"}
+                        yield _crashed(task, exc)
+        for task in suspects:
+            yield _run_alone(task, context)
+
+
+def _run_alone(task: Task, context: Any) -> dict[str, Any]:
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        try:
+            return pool.submit(run_task, task).result()
+        except Exception as exc:  # noqa: BLE001
+            return _crashed(task, exc)
+
+
+def _crashed(task: Task, exc: BaseException) -> dict[str, Any]:
+    return {**_empty_record(task), "termination": CRASHED, "error": f"worker: {type(exc).__name__}: {exc}"}
 
 
 def _empty_record(task: Task) -> dict[str, Any]:

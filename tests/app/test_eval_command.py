@@ -235,5 +235,6 @@ def test_a_worker_killed_outright_is_recorded_and_the_others_finish(bench):
     assert sorted(records) == ["acme__calc-1", "acme__calc-2", "acme__calc-3"]
     assert records["acme__calc-1"]["termination"] == "crashed"
     assert "worker" in records["acme__calc-1"]["error"]
+    assert records["acme__calc-2"]["error"] is None  # a bystander of the broken pool runs again alone
     assert records["acme__calc-3"]["error"] is None  # ran in a fresh pool
     assert records["acme__calc-3"]["ranked_files"] == ["pkg/util.py"]
