@@ -24,11 +24,10 @@ def create_engine(url: str, *, echo: bool = False) -> AsyncEngine:
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        # No reset-on-return: every use of a connection ends its transaction (Connection.close rolls back one
-        # left open), and on aiosqlite each extra ROLLBACK is one more round trip to the driver thread.
-        engine = create_async_engine(
-            url, echo=echo, pool_size=8, max_overflow=8, pool_reset_on_return=None, connect_args={"timeout": 30}
-        )
+        # Keep the pool's reset-on-return: a request cancelled in the middle of a session (a browser closing
+        # an event stream) can hand its connection back with our BEGIN IMMEDIATE still open, and without the
+        # ROLLBACK on return that connection would hold the write lock and stall every other writer.
+        engine = create_async_engine(url, echo=echo, pool_size=8, max_overflow=8, connect_args={"timeout": 30})
         _tune_sqlite(engine)
         return engine
     return create_async_engine(url, echo=echo, pool_size=10, max_overflow=10, pool_pre_ping=True)
