@@ -54,6 +54,11 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "__", name)
 
 
+def tree_path(settings: Settings, repo_name: str, commit: str) -> Path:
+    """Where the read-only tree of `repo_name` at `commit` lives in the tree cache."""
+    return Path(settings.trees_dir) / _safe(repo_name) / commit
+
+
 def git_dir_of(path: Path) -> Path | None:
     """The git directory of a local checkout or bare repository, or None when `path` is not one."""
     try:
@@ -165,7 +170,7 @@ def prepare_tree_sync(settings: Settings, repo: RepoView, ref: str | None) -> Pr
         if git_dir is None:
             return PreparedTree(root=path, commit=None, note="not a git repository: investigated the directory as is")
     commit, note = _resolve(git_dir, ref, repo.default_ref)
-    dest = settings.trees_dir / _safe(repo.name) / commit
+    dest = tree_path(settings, repo.name, commit)
     _archive(git_dir, commit, dest)
     return PreparedTree(root=dest, commit=commit, note=note)
 

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from app import _dashboard_view as view
 from app import dashboard_queries as dq
 from app import security, service, store
+from app.repos import tree_path
 from schemas import BugReport, Classification, Feedback, Source, Status
 
 TEMPLATES_DIR = Path(__file__).resolve().parents[1] / "templates"
@@ -266,8 +267,7 @@ async def _citations(request: Request, detail: Any) -> list[view.Citation]:
     commit = detail.commit or diagnosis.stats.commit
     trees: list[Path] = []
     if detail.repo and commit:
-        safe = re.sub(r"[^A-Za-z0-9._-]+", "__", detail.repo)  # the tree cache layout of app.repos
-        trees.append(Path(runtime.settings.trees_dir) / safe / commit)
+        trees.append(tree_path(runtime.settings, detail.repo, commit))
     elif location and not commit and Path(location).is_dir():
         trees.append(Path(location))  # a plain directory is investigated as is
 
