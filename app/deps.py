@@ -40,14 +40,14 @@ SettingsDep = Annotated[Settings, Depends(app_settings)]
 """The settings in force (tests pass their own to `create_app`)."""
 
 
-async def get_session(runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
-    """A session in a transaction, committed when the handler returns."""
-    async with runtime.db.session() as session:
+async def get_read_session(runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
+    """A read-only session (one snapshot, no write lock) for the handler's duration."""
+    async with runtime.db.read_session() as session:
         yield session
 
 
-SessionDep = Annotated[AsyncSession, Depends(get_session)]
-"""A DB session in a transaction."""
+ReadSessionDep = Annotated[AsyncSession, Depends(get_read_session, scope="function")]
+"""A read-only DB session, closed as soon as the handler returns (not after the response is sent)."""
 
 
 async def require_writer(request: Request, settings: SettingsDep) -> None:

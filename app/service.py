@@ -81,7 +81,7 @@ async def repository_known(runtime: Runtime, name: str | None) -> bool:
         return False
     if name in runtime.known_repos:
         return True
-    async with runtime.db.session() as s:
+    async with runtime.db.read_session() as s:
         found = await store.get_repository(s, name) is not None
     if found:
         runtime.known_repos.add(name)
@@ -126,7 +126,7 @@ async def cancel(runtime: Runtime, investigation_id: int) -> Status:
 
 async def status_of(runtime: Runtime, investigation_id: int) -> Status | None:
     """The status of an investigation (None when unknown), in a short transaction of its own."""
-    async with runtime.db.session() as s:
+    async with runtime.db.read_session() as s:
         return await store.get_status(s, investigation_id)
 
 

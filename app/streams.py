@@ -9,7 +9,10 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from app import store
+from app.db import run_to_completion
 from app.runtime import Runtime
+from app.views import TraceEventView
+from schemas import Status
 
 POLL_S = 0.3
 """How often the stream looks for new events."""
@@ -37,9 +40,7 @@ async def investigation_events(
     quiet_since = time.monotonic()
     yield "retry: 1000\n\n"
     while True:
-        async with runtime.db.session() as s:
-            events = await store.trace_events(s, investigation_id, after=last, limit=500)
-            status = await store.get_status(s, investigation_id)
+        events, status = await run_to_completion(_poll(runtime, investigation_id, last))
         for ev in events:
             last = ev.id
             yield sse(ev.id, ev.kind, {"run": ev.run, **ev.data})
@@ -55,3 +56,9 @@ async def investigation_events(
             quiet_since = time.monotonic()
             yield ": keepalive\n\n"
         await asyncio.sleep(poll_s)
+
+
+async def _poll(runtime: Runtime, investigation_id: int, after: int) -> tuple[list[TraceEventView], Status | None]:
+    # Run to completion even when the client leaves meanwhile (see `run_to_completion`).
+    async with runtime.db.read_session() as s:
+        return await store.trace_events(s, investigation_id, after=after, limit=500), await store.get_status(s, investigation_id)

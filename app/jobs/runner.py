@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app import store
+from app.db import run_to_completion
 from app.observability import investigation_id_var
 from app.repos import RepositoryError, prepare_tree
 from app.runtime import InvestigateFn, Runtime
@@ -74,12 +75,29 @@ def _status_event(status: Status, **extra: Any) -> dict[str, Any]:
 async def _flush(runtime: Runtime, investigation_id: int, run: int, sink: _EventSink) -> None:
     batch = sink.drain()
     if batch:
+        written = False
+
+        async def write() -> None:
+            nonlocal written
+            await _append(runtime, investigation_id, run, batch)
+            written = True
+
         try:
-            async with runtime.db.session() as s:
-                await store.append_trace_events(s, investigation_id, run, batch)
+            await run_to_completion(write())
         except BaseException:
-            sink.requeue(batch)  # a failed or interrupted write must not lose events
+            if not written:
+                sink.requeue(batch)  # a failed or interrupted write must not lose events
             raise
+
+
+async def _append(runtime: Runtime, investigation_id: int, run: int, batch: list[dict[str, Any]]) -> None:
+    async with runtime.db.session() as s:
+        await store.append_trace_events(s, investigation_id, run, batch)
+
+
+async def _cancel_requested(runtime: Runtime, investigation_id: int) -> bool:
+    async with runtime.db.read_session() as s:
+        return await store.cancel_requested(s, investigation_id)
 
 
 async def _watch(
@@ -104,10 +122,8 @@ async def _watch(
                 last_check = now
                 if should_abort is not None and should_abort():
                     cancel.cancel("cancelled by request")
-                else:
-                    async with runtime.db.session() as s:
-                        if await store.cancel_requested(s, investigation_id):
-                            cancel.cancel("cancelled by request")
+                elif await run_to_completion(_cancel_requested(runtime, investigation_id)):
+                    cancel.cancel("cancelled by request")
         except Exception:  # a DB hiccup must not kill the run; the next tick retries
             log.warning("event flush or cancel check failed", exc_info=True)
 

@@ -197,7 +197,7 @@ def _filters(request: Request) -> dict[str, Any]:
 
 async def _list_data(request: Request) -> tuple[dict[str, Any], list[view.Row], int, list[str]]:
     f = _filters(request)
-    async with _runtime(request).db.session() as s:
+    async with _runtime(request).db.read_session() as s:
         page = await dq.search_investigations(
             s,
             repo=f["repo"] or None,
@@ -261,7 +261,7 @@ async def _citations(request: Request, detail: Any) -> list[view.Citation]:
     runtime = _runtime(request)
     location = None
     if detail.repo:
-        async with runtime.db.session() as s:
+        async with runtime.db.read_session() as s:
             repo = await store.get_repository(s, detail.repo)
         location = repo.location if repo else None
     commit = detail.commit or diagnosis.stats.commit
@@ -285,7 +285,7 @@ async def _citations(request: Request, detail: Any) -> list[view.Citation]:
 
 
 async def _timeline(request: Request, investigation_id: int) -> view.Timeline:
-    async with _runtime(request).db.session() as s:
+    async with _runtime(request).db.read_session() as s:
         events = await store.trace_events(s, investigation_id)
     return view.timeline_of(e.data | {"kind": e.kind} for e in events)
 
@@ -293,7 +293,7 @@ async def _timeline(request: Request, investigation_id: int) -> view.Timeline:
 @router.get("/investigations/{investigation_id}", response_class=HTMLResponse)
 async def investigation_page(request: Request, investigation_id: int) -> Response:
     """One investigation: diagnosis, cited code, proposed changes, funnel timeline, actions."""
-    async with _runtime(request).db.session() as s:
+    async with _runtime(request).db.read_session() as s:
         detail = await store.get_investigation(s, investigation_id)
         reruns = await dq.reruns_of(s, investigation_id) if detail is not None else []
     if detail is None:
@@ -352,7 +352,7 @@ async def timeline_partial(request: Request, investigation_id: int) -> Response:
 @router.get("/investigations/{investigation_id}/status")
 async def status_json(request: Request, investigation_id: int) -> Response:
     """`{"status", "terminal", "events"}` of one investigation (polled by the page while it runs)."""
-    async with _runtime(request).db.session() as s:
+    async with _runtime(request).db.read_session() as s:
         found = await dq.status_of(s, investigation_id)
     if found is None:
         return JSONResponse({"detail": "not found"}, status_code=404)
@@ -366,7 +366,7 @@ async def cancel_action(request: Request, investigation_id: int) -> Response:
     form = await _form(request)
     if (refusal := await _guard(request, form)) is not None:
         return refusal
-    async with _runtime(request).db.session() as s:
+    async with _runtime(request).db.read_session() as s:
         before = await store.get_status(s, investigation_id)
     if before is None:
         return _error_page(request, 404, "Not found", f"There is no investigation #{investigation_id}.")
@@ -413,7 +413,7 @@ async def feedback_action(request: Request, investigation_id: int) -> Response:
 
 
 async def _repo_names(request: Request) -> list[str]:
-    async with _runtime(request).db.session() as s:
+    async with _runtime(request).db.read_session() as s:
         return [r.name for r in await store.list_repositories(s)]
 
 
@@ -469,7 +469,7 @@ async def new_report_action(request: Request) -> Response:
 @router.get("/stats", response_class=HTMLResponse)
 async def stats_page(request: Request) -> Response:
     """Charts: tool calls per investigation, durations, termination reasons, feedback accuracy over time."""
-    async with _runtime(request).db.session() as s:
+    async with _runtime(request).db.read_session() as s:
         facts = await dq.run_facts(s)
         verdicts = await dq.verdicts(s)
     return _render(request, "stats.html", {"nav": "stats", "stats": view.stats_of(facts, verdicts)})

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response, status
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 from app import store
-from app.deps import RuntimeDep, SessionDep
+from app.deps import RuntimeDep, ReadSessionDep
 
 router = APIRouter(tags=["health"])
 
@@ -26,7 +26,7 @@ async def ready(runtime: RuntimeDep) -> JSONResponse:
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
-async def metrics(runtime: RuntimeDep, session: SessionDep) -> Response:
+async def metrics(runtime: RuntimeDep, session: ReadSessionDep) -> Response:
     """Prometheus exposition: investigations by status and classification, tool calls, tokens, durations."""
     counts = await store.count_investigations(session)
     totals = await store.run_totals(session)

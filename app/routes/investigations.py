@@ -9,7 +9,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from app import service, store
-from app.deps import RuntimeDep, SessionDep, Writer
+from app.deps import RuntimeDep, ReadSessionDep, Writer
 from app.routes._types import MAX_ID, InvestigationId, Name, Text
 from app.streams import investigation_events
 from app.views import Accepted, FeedbackView, InvestigationDetail, InvestigationSummary, Page
@@ -28,7 +28,7 @@ def _missing(investigation_id: int) -> HTTPException:
 
 @router.get("")
 async def list_investigations(
-    session: SessionDep,
+    session: ReadSessionDep,
     repo: Annotated[Name | None, Query(description="Repository name")] = None,
     status_: Annotated[Status | None, Query(alias="status")] = None,
     classification: Classification | None = None,
@@ -42,7 +42,7 @@ async def list_investigations(
 
 
 @router.get("/{investigation_id}", responses=_NOT_FOUND)
-async def get_investigation(investigation_id: InvestigationId, session: SessionDep) -> InvestigationDetail:
+async def get_investigation(investigation_id: InvestigationId, session: ReadSessionDep) -> InvestigationDetail:
     """The report, its classification, the diagnosis and the run's counters."""
     detail = await store.get_investigation(session, investigation_id)
     if detail is None:
@@ -51,7 +51,7 @@ async def get_investigation(investigation_id: InvestigationId, session: SessionD
 
 
 @router.get("/{investigation_id}/trace", responses=_NOT_FOUND)
-async def get_trace(investigation_id: InvestigationId, session: SessionDep) -> list[dict[str, Any]]:
+async def get_trace(investigation_id: InvestigationId, session: ReadSessionDep) -> list[dict[str, Any]]:
     """The trace (the run's JSONL events) as a JSON list, every run in order."""
     if await store.get_status(session, investigation_id) is None:
         raise _missing(investigation_id)

@@ -8,7 +8,7 @@ from fastapi import APIRouter, HTTPException, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from app import service, store
-from app.deps import RuntimeDep, SessionDep, Writer
+from app.deps import RuntimeDep, ReadSessionDep, Writer
 from app.routes._types import Name, Text
 from app.views import RepoView
 
@@ -29,7 +29,7 @@ class RepoIn(BaseModel):
 
 
 @router.get("")
-async def list_repos(session: SessionDep) -> list[RepoView]:
+async def list_repos(session: ReadSessionDep) -> list[RepoView]:
     """Every registered repository."""
     return await store.list_repositories(session)
 
