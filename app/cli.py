@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from app.commands import evaluate, investigate, mapping, schema, service, tools
@@ -27,4 +29,8 @@ for _module in (mapping, tools, investigate, schema, evaluate, service):
 
 def main() -> None:
     """Entry point of the `bugsleuth` script."""
+    # numpy's OpenBLAS starts a thread per core when numpy is first imported (CPU in every process that builds
+    # a repo map) and nothing here multiplies matrices; set before any numpy import, inherited by workers, and
+    # an explicit setting by the caller wins
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     cli()

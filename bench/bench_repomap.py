@@ -26,9 +26,11 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INSTANCE = "sympy__sympy-24909"
 OUT = Path("/work/bench-out/bench_repomap.md")
 
+# the child sets what the `bugsleuth` entry point sets (app/cli.py main) before numpy is imported
 _OURS = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
 t = time.perf_counter()
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from repomap import MapConfig, build_repo_map
 config = MapConfig(adaptive_workers=False) if len(sys.argv) > 4 else None
 m = build_repo_map(sys.argv[1], cache_dir=sys.argv[2], token_budget=int(sys.argv[3]), config=config)
@@ -39,7 +41,8 @@ print(json.dumps({"inner": seconds, "rss_kb": rss, "files": m.stats.files_indexe
 """
 
 _OURS_REFOCUS = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from repomap import build_repo_map
 m = build_repo_map(sys.argv[1], cache_dir=sys.argv[2], token_budget=int(sys.argv[3]))
 t = time.perf_counter()

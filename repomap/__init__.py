@@ -1,11 +1,5 @@
 """The repo map: a tree-sitter index of a repository, ranked by a bug report and rendered within a token budget."""
 
-import os as _os
-
-# numpy's OpenBLAS starts a thread per core on import (measured ~0.1 s of CPU per process here) and the map
-# never multiplies matrices; an explicit setting by the host process wins.
-_os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 from repomap.config import MapConfig
 from repomap.focus import Focus, Frame
 from repomap.index import SymbolIndex

@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS tags (key BLOB PRIMARY KEY, core BLOB NOT NULL, refs 
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
                                   key BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS graphs (key BLOB PRIMARY KEY, data BLOB NOT NULL, used_ns INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS bases (root TEXT PRIMARY KEY, data BLOB NOT NULL, used_ns INTEGER NOT NULL);
 """
 
 KEEP_GRAPHS = 12
@@ -146,13 +147,30 @@ class TagCache:
             return None
         return row[0] if row else None
 
-    def store_graph(self, key: bytes, data: bytes) -> None:
-        """Keep a reference-graph snapshot, dropping all but the most recent `KEEP_GRAPHS`."""
+    def load_base(self, name: str) -> bytes | None:
+        """The graph tables last stored under `name` (a directory: the base to patch its trees from), or None."""
+        try:
+            row = self._db.execute("SELECT data FROM bases WHERE root = ?", (name,)).fetchone()
+        except sqlite3.Error:
+            return None
+        return row[0] if row else None
+
+    def store_graph(self, key: bytes, data: bytes, base: tuple[str, bytes] | None = None) -> None:
+        """Keep a reference-graph snapshot and, with `base` = (name of a directory, tables), the tables to patch
+        that directory's trees from; all but the newest `KEEP_GRAPHS` of each are dropped."""
         try:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute(
                 "INSERT OR REPLACE INTO graphs (key, data, used_ns) VALUES (?, ?, ?)", (key, data, time.time_ns())
             )
+            if base is not None:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO bases (root, data, used_ns) VALUES (?, ?, ?)", (*base, time.time_ns())
+                )
+                self._db.execute(
+                    "DELETE FROM bases WHERE root NOT IN (SELECT root FROM bases ORDER BY used_ns DESC LIMIT ?)",
+                    (KEEP_GRAPHS,),
+                )
             self._db.execute(
                 "DELETE FROM graphs WHERE key NOT IN (SELECT key FROM graphs ORDER BY used_ns DESC LIMIT ?)",
                 (KEEP_GRAPHS,),

@@ -1,32 +1,23 @@
-"""Rank files and symbols: a reference graph of files and personalized PageRank (numpy power iteration).
+"""Rank files and symbols: personalized PageRank (numpy power iteration) over the reference graph.
 
-File A referencing a name that file B defines gives an edge A→B weighted by how often and how (a base class
-counts more than a call), damped for names defined in many files, private names and names every file uses.
-Imports that resolve to a module path give a direct edge. Everything is ordered by path and by name, so the
-result does not depend on hash seeds.
+The graph (`repomap.graph`): file A referencing a name that file B defines gives an edge A→B weighted by how
+often and how (a base class counts more than a call), damped for names defined in many files, private names
+and names every file uses; imports that resolve to a module path give a direct edge. Everything is ordered by
+path and by name, so the result does not depend on hash seeds.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from array import array
 from dataclasses import dataclass
-from itertools import repeat
 
 import numpy as np
 
 from repomap.focus import Focus, is_library_path, normalize_frame_path
-from repomap.tags import FileTags
+from repomap.graph import Graph, build_graph, module_keys, normalize_import
 
-KIND_WEIGHTS: tuple[float, ...] = (1.0, 1.0, 2.0, 1.5, 1.0, 0.5)
-"""Weight of a reference by kind code (call, import, base, decorator, annotation, member call)."""
-MEMBER_CALL = 5
-"""Kind code of a call through an attribute (`x.save()`), as `repomap.tags` stores it."""
-STRICT_MEMBER_FAMILIES = frozenset({"python", "js"})
-"""Families where a bare name (`save()`) can not mean a method: it needs `self.`/`this.`."""
-MODULE_IMPORT_WEIGHT = 2.0
-"""Weight of an import that resolves to a file (`import a.b`, `from ./util`)."""
+__all__ = ("Graph", "Ranking", "build_graph", "module_keys", "pagerank", "personalization", "rank")
+
 DAMPING = 0.85
 """PageRank damping factor."""
 PATH_WEIGHT = 10.0
@@ -37,243 +28,7 @@ IDENT_WEIGHT = 1.0
 _MAX_ITERATIONS = 60
 _TOLERANCE = 1e-7
 """L1 change between iterations at which PageRank stops (scores are compared, not printed, at this precision)."""
-_COUNT_DTYPE = np.dtype(f"u{array('I').itemsize}")
 _CODE_LIKE = re.compile(r"[_.]|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]|\d")
-
-
-@dataclass
-class Graph:
-    """The file graph of one tree, independent of any focus."""
-
-    paths: list[str]
-    """Indexed files, sorted; a file's index is its node id."""
-    families: list[str]
-    """Language family per file."""
-    src: np.ndarray
-    """Edge sources (one edge per file pair)."""
-    dst: np.ndarray
-    """Edge targets."""
-    weight: np.ndarray
-    """Edge weights."""
-    sym_src: np.ndarray
-    """Referencing file of each (referencing file, defining file, name) edge, grouped by `sym_keys`."""
-    sym_weight: np.ndarray
-    """Weight of each symbol edge."""
-    sym_keys: np.ndarray
-    """Sorted distinct `defining file * len(names) + name id` of the symbol edges."""
-    sym_starts: np.ndarray
-    """Where each key's edges start in `sym_src`/`sym_weight`."""
-    names: dict[tuple[str, str], int]
-    """(language family, defined name) → name id."""
-    def_name: np.ndarray
-    """Name id of each (name, defining file) pair, sorted by name id then file."""
-    def_file: np.ndarray
-    """Defining file of each pair of `def_name`."""
-    def_member: np.ndarray
-    """True where the file defines the name only inside another definition (a method, a nested function)."""
-    module_files: dict[str, list[int]]
-    """Module path suffixes (`core.basic`, `basic`) → files."""
-    suffixes: dict[str, list[int]]
-    """Path suffixes by whole components (`basic.py`, `core/basic.py`) → files."""
-
-    def definers(self, name: str, *, top_level: bool = False) -> list[int]:
-        """Files defining `name` (in any language family), in path order; only at module level with `top_level`."""
-        out: list[int] = []
-        for fam in sorted(set(self.families)):
-            nid = self.names.get((fam, name))
-            if nid is not None:
-                lo = int(np.searchsorted(self.def_name, nid, side="left"))
-                hi = int(np.searchsorted(self.def_name, nid, side="right"))
-                files = self.def_file[lo:hi]
-                if top_level:
-                    files = files[~self.def_member[lo:hi]]
-                out.extend(files.tolist())
-        return sorted(out)
-
-
-def module_keys(path: str) -> list[str]:
-    """Module-style names a file answers to: `pkg/sub/mod.py` → `pkg.sub.mod`, `sub.mod`, `mod`."""
-    stem, dot, _ext = path.rpartition(".")
-    if not dot:
-        stem = path
-    parts = [p for p in stem.split("/") if p]
-    if parts and parts[-1] in ("__init__", "index", "mod", "lib"):
-        parts = parts[:-1] or parts
-    return [".".join(parts[i:]) for i in range(len(parts))]
-
-
-_SOURCE_SUFFIX = re.compile(r"\.(py|js|jsx|ts|tsx|mjs|cjs|h|hpp|hh|rb|go|rs)$")
-
-
-def _normalize_import(name: str) -> str:
-    name = name.replace("::", ".").replace("/", ".").replace("\\", ".")
-    return _SOURCE_SUFFIX.sub("", name).strip(".")
-
-
-def build_graph(paths: list[str], tags: list[FileTags], families: list[str]) -> Graph:
-    """The reference graph of files `paths` (sorted) with their tags; names link only within a language family."""
-    n = len(paths)
-    names: dict[tuple[str, str], int] = {}
-    per_family: dict[str, dict[str, int]] = {}
-    pair_nids: list[int] = []
-    pair_files: list[int] = []
-    pair_member: list[bool] = []
-    for i, t in enumerate(tags):
-        if not t.defs:
-            continue
-        fam = families[i]
-        local = per_family.setdefault(fam, {})
-        top_level = {d[0] for d in t.defs if "." not in d[1]}
-        unique = list(dict.fromkeys([d[0] for d in t.defs]))  # insertion order: ids never depend on hash seeds
-        ids = list(map(local.get, unique))
-        for k, nid in enumerate(ids):
-            if nid is None:
-                name = unique[k]
-                ids[k] = local[name] = names[(fam, name)] = len(names)
-        pair_nids.extend(ids)
-        pair_files.extend([i] * len(ids))
-        pair_member.extend([name not in top_level for name in unique])
-    d_name = np.array(pair_nids, dtype=np.int64)
-    d_file = np.array(pair_files, dtype=np.int64)
-    order = np.lexsort((d_file, d_name))
-    d_name, d_file = d_name[order], d_file[order]
-    d_member = np.array(pair_member, dtype=bool)[order]
-    strict = np.array([fam in STRICT_MEMBER_FAMILIES for fam in families], dtype=bool)
-
-    module_files: dict[str, list[int]] = {}
-    suffixes: dict[str, list[int]] = {}
-    for i, p in enumerate(paths):
-        for key in module_keys(p):
-            module_files.setdefault(key, []).append(i)
-        parts = p.split("/")
-        for k in range(len(parts)):
-            suffixes.setdefault("/".join(parts[k:]), []).append(i)
-
-    # every referenced (name, kind) pair of every file, flattened; name ids resolved in the file's family
-    flat_names: list[str] = []
-    nids: list[int] = []
-    files: list[int] = []
-    lens: list[int] = []
-    kind_parts: list[bytes] = []
-    count_parts: list[bytes] = []
-    for i, t in enumerate(tags):
-        if not t.agg_names:
-            continue
-        agg = t.agg_names.split("\0")
-        local = per_family.get(families[i], {})
-        flat_names.extend(agg)
-        nids.extend(map(local.get, agg, repeat(-1)))
-        files.append(i)
-        lens.append(len(agg))
-        kind_parts.append(t.agg_kinds)
-        count_parts.append(t.agg_counts)
-    nid_arr = np.array(nids, dtype=np.int64)
-    file_arr = np.repeat(np.array(files, dtype=np.int64), np.array(lens, dtype=np.int64))
-    kind_arr = np.frombuffer(b"".join(kind_parts), dtype=np.uint8)
-    count_arr = np.frombuffer(b"".join(count_parts), dtype=_COUNT_DTYPE).astype(np.float64)
-
-    # imports of module paths: a direct edge to the module's file, and the last component as a name
-    mod_edges: dict[tuple[int, int], float] = {}
-    memo: dict[str, tuple[str, list[int] | None] | None] = {}  # import → (normalized, its <= 3 files)
-    tails: dict[tuple[str, str], int] = {}
-    import_ks = np.nonzero((kind_arr == 1) & (nid_arr < 0))[0]
-    fix_ks: list[int] = []
-    fix_ids: list[int] = []
-    for k, i in zip(import_ks.tolist(), file_arr[import_ks].tolist()):
-        name = flat_names[k]
-        hit = memo.get(name, False)
-        if hit is False:
-            if "." not in name and "/" not in name and "::" not in name:
-                hit = memo[name] = None  # a plain name, not a module path
-            else:
-                norm = _normalize_import(name)
-                targets = module_files.get(norm)
-                hit = memo[name] = (norm, targets if targets and len(targets) <= 3 else None)
-        if hit is None:
-            continue
-        norm, targets = hit
-        if targets is not None:
-            share = MODULE_IMPORT_WEIGHT / len(targets)
-            for j in targets:
-                if j != i:
-                    mod_edges[(i, j)] = mod_edges.get((i, j), 0.0) + share
-        fam = families[i]
-        tid = tails.get((fam, norm))
-        if tid is None:
-            tid = tails[(fam, norm)] = per_family.get(fam, {}).get(norm.rpartition(".")[2], -1)
-        fix_ks.append(k)
-        fix_ids.append(tid)
-    if fix_ks:
-        nid_arr[np.array(fix_ks, dtype=np.int64)] = np.array(fix_ids, dtype=np.int64)
-
-    n_names = max(len(names), 1)
-    valid = nid_arr >= 0
-    weights = np.asarray(KIND_WEIGHTS)[kind_arr[valid]] * count_arr[valid]
-    # one entry per (file, name, plain or member access): `x.save()` may mean a method, `save()` may not
-    member_ref = (kind_arr[valid] == MEMBER_CALL).astype(np.int64)
-    uniq, inverse = np.unique((file_arr[valid] * n_names + nid_arr[valid]) * 2 + member_ref, return_inverse=True)
-    ref_w = np.bincount(inverse, weights=weights, minlength=len(uniq))
-    r_plain = (uniq % 2) == 0
-    pair_key = uniq // 2
-    r_file, r_name = pair_key // n_names, pair_key % n_names
-    first = np.ones(len(pair_key), dtype=bool)
-    first[1:] = pair_key[1:] != pair_key[:-1]
-    df = np.bincount(r_name[first], minlength=n_names).astype(np.float64)
-    r_w = np.sqrt(ref_w)
-    # name damping: spread over definers, fewer points for private names and names (nearly) everyone uses
-    n_names = len(names)
-    n_def = np.bincount(d_name, minlength=max(n_names, 1)).astype(np.float64)
-    private = np.ones(max(n_names, 1), dtype=np.float64)
-    for (_fam, name), nid in names.items():
-        if name[0] == "_" or len(name) < 3:
-            private[nid] = 0.1 if name.startswith("__") or len(name) < 3 else 0.3
-    idf = np.log1p(n / np.maximum(df, 1.0)) / math.log1p(max(n, 1))
-    many = np.where(n_def > 5, 0.2, 1.0)
-    name_w = private * idf * many / np.maximum(n_def, 1.0)
-
-    if len(r_file):
-        starts = np.searchsorted(d_name, r_name, side="left")
-        counts = n_def[r_name].astype(np.int64)
-        total = int(counts.sum())
-        rep = np.repeat(np.arange(len(r_file)), counts)
-        offs = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
-        pair = np.repeat(starts, counts) + offs
-        tgt = d_file[pair]
-        s_src = r_file[rep]
-        s_name = r_name[rep]
-        s_w = r_w[rep] * name_w[s_name]
-        keep = (s_src != tgt) & ~(r_plain[rep] & d_member[pair] & strict[s_src])
-        s_src, s_dst, s_name, s_w = s_src[keep], tgt[keep], s_name[keep], s_w[keep]
-    else:
-        s_src = s_dst = s_name = np.zeros(0, dtype=np.int64)
-        s_w = np.zeros(0, dtype=np.float64)
-
-    if mod_edges:
-        keys = sorted(mod_edges)
-        mk = np.array(keys, dtype=np.int64).reshape(-1, 2)
-        m_src, m_dst = mk[:, 0].copy(), mk[:, 1].copy()
-        m_w = np.array([mod_edges[k] for k in keys], dtype=np.float64)
-    else:
-        m_src = m_dst = np.zeros(0, dtype=np.int64)
-        m_w = np.zeros(0, dtype=np.float64)
-    all_src = np.concatenate([s_src, m_src])
-    all_dst = np.concatenate([s_dst, m_dst])
-    all_w = np.concatenate([s_w, m_w])
-    if len(all_src):
-        key = all_src * max(n, 1) + all_dst
-        uniq, inverse = np.unique(key, return_inverse=True)
-        w = np.bincount(inverse, weights=all_w, minlength=len(uniq))
-        src, dst = uniq // max(n, 1), uniq % max(n, 1)
-    else:
-        src = dst = np.zeros(0, dtype=np.int64)
-        w = np.zeros(0, dtype=np.float64)
-    sym_key = s_dst * max(n_names, 1) + s_name
-    order = np.argsort(sym_key, kind="stable")
-    sym_keys, sym_starts = np.unique(sym_key[order], return_index=True)
-    return Graph(
-        paths, families, src, dst, w, s_src[order], s_w[order], sym_keys, sym_starts,
-        names, d_name, d_file, d_member, module_files, suffixes,
-    )
 
 
 def pagerank(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray, personal: np.ndarray) -> np.ndarray:
@@ -333,7 +88,7 @@ def personalization(graph: Graph, focus: Focus | None) -> tuple[np.ndarray, set[
             add_files(files, weight, q)
 
     def add_module(module: str, weight: float) -> bool:
-        files = graph.module_files.get(_normalize_import(module))
+        files = graph.module_files.get(normalize_import(module))
         if files and len(files) <= 3:
             add_files(files, weight)
             return True

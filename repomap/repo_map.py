@@ -9,24 +9,28 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from repomap import cache as _cache
+from repomap import graph as _graphs
 from repomap._parse import parse_all
 from repomap.config import MapConfig
 from repomap.focus import Focus
+from repomap.graph import Graph
 from repomap.index import SymbolIndex
 from repomap.languages import EXTENSIONS, FAMILY, language_for
-from repomap.rank import Graph, Ranking, build_graph, rank
+from repomap.rank import Ranking, rank
 from repomap.render import RenderInput, render_map
 from repomap.tags import Definition, FileTags, Reference
 from repomap.walk import SkipReason, WalkResult, walk_files
 
 
-_GRAPH_VERSION = 4
-"""Bump when `build_graph` changes: stored graph snapshots are keyed by it."""
+_GRAPH_VERSION = 5
+"""Bump when `repomap.graph` changes: stored graph snapshots are keyed by it."""
 _SNAPSHOT_MIN_FILES = 200
 """Smaller trees rebuild their graph faster than a snapshot loads."""
+_PATCH_MIN_FILES = 50
+"""A stored graph of the same directory is patched when at most this many files changed, ..."""
+_PATCH_FRACTION = 4
+"""... or at most this fraction (1/n) of the files: beyond that a fresh build costs about the same."""
 
 
 class MapInputError(ValueError):
@@ -77,6 +81,12 @@ class MapStats:
     """Seconds per phase (walk, hash, load, parse, graph, rank, render)."""
     cache_path: str | None = None
     """The SQLite cache file, or None when the cache is in memory only."""
+    graph: str = ""
+    """Where the reference graph came from: `built` from all tags, `snapshot` (this exact tree was seen before)
+    or `patched` (the stored graph of the same directory with the rows of changed files replaced)."""
+    graph_files: int = 0
+    """Files the graph was (re)built for in this build: all when built, the changed, added and removed ones when
+    patched, none from a snapshot."""
 
 
 @dataclass
@@ -87,8 +97,8 @@ class _Corpus:
     """The mapped directory."""
     paths: list[str]
     """Indexed files, sorted."""
-    tags: list[FileTags]
-    """Tags per file of `paths` (without the per-line references, which stay in the cache)."""
+    tags: _LazyTags
+    """Tags per file of `paths` (without the per-line references, which stay in the cache), decoded on use."""
     keys: list[bytes]
     """Cache key per file of `paths`."""
     languages: dict[str, int]
@@ -139,11 +149,7 @@ class RepoMap:
         defs = self._corpus.tags[fi].defs
         if not defs:
             return []
-        graph = self._corpus.graph
-        names = graph.names
-        family = graph.families[fi]
-        m = max(len(names), 1)
-        keys = np.array([fi * m + names.get((family, d[0]), m) for d in defs], dtype=np.int64)
+        keys = self._corpus.graph.symbol_keys(fi, [d[0] for d in defs])
         incoming = self._ranking.incoming(keys).tolist()
         mentioned = self._ranking.mentioned
         fs = float(self._ranking.file_scores[fi])
@@ -232,9 +238,30 @@ def _as_focus(focus: str | Focus | None) -> Focus | None:
     return Focus.from_text(focus)
 
 
+class _LazyTags:
+    """Tags per file, decoded from their cache rows on first use: a warm build reads only the files it renders
+    (and those whose graph rows it patches)."""
+
+    def __init__(self, cores: list[bytes], tags: list[FileTags | None]) -> None:
+        self._cores = cores
+        self._tags = tags
+
+    def __len__(self) -> int:
+        return len(self._tags)
+
+    def __getitem__(self, i: int) -> FileTags:
+        tags = self._tags[i]
+        if tags is None:
+            tags = self._tags[i] = _cache.decode_core(self._cores[i])
+        return tags
+
+    def __iter__(self):
+        return map(self.__getitem__, range(len(self._tags)))
+
+
 def _collect(
     root: Path, walked: WalkResult, config: MapConfig, cache: _cache.TagCache, stats: MapStats
-) -> tuple[list[str], list[FileTags], list[bytes], dict[str, int]]:
+) -> tuple[list[str], _LazyTags, list[bytes], dict[str, int]]:
     """Hash (or pre-check), load cached tags and parse the rest; skipped files are counted in `walked`."""
     t = time.perf_counter()
     real_root = os.path.realpath(root)
@@ -310,7 +337,8 @@ def _collect(
     cache.store(new_rows, stat_rows)
 
     paths: list[str] = []
-    tags: list[FileTags] = []
+    cores: list[bytes] = []
+    tags: list[FileTags | None] = []
     key_list: list[bytes] = []
     languages: dict[str, int] = {}
     parsed_keys = {r[0] for r in rows}
@@ -323,47 +351,55 @@ def _collect(
         if core == _cache.BINARY:
             walked.skip(SkipReason.binary)
             continue
-        ft = decoded.get(key)
-        if ft is None:
-            ft = decoded[key] = _cache.decode_core(core)
         if key not in parsed_keys:
             stats.cache_hits += 1
         paths.append(path)
-        tags.append(ft)
+        cores.append(core)
+        tags.append(decoded.get(key))
         key_list.append(key)
         languages[langs[path]] = languages.get(langs[path], 0) + 1
-        stats.parse_errors += ft.parse_error
-        stats.definitions += len(ft.defs)
-    return paths, tags, key_list, languages
+    return paths, _LazyTags(cores, tags), key_list, languages
 
 
-def _graph(paths: list[str], tags: list[FileTags], keys: list[bytes], cache: _cache.TagCache, misses: int) -> Graph:
-    """The tree's reference graph, from the snapshot cache when the exact same set of files was seen."""
+def _graph(root: Path, corpus_rows: tuple[list[str], _LazyTags, list[bytes]], cache: _cache.TagCache,
+           stats: MapStats) -> Graph:
+    """The tree's reference graph: its snapshot when the exact same files were seen, else the stored tables of
+    the same directory with the changed files' rows replaced (when few changed), else built from all tags."""
+    paths, tags, keys = corpus_rows
     families = [FAMILY[language_for(p).name] for p in paths]
     digest = hashlib.blake2b(f"graph-v{_GRAPH_VERSION}".encode(), digest_size=16)
     for path, key, fam in zip(paths, keys, families):
         digest.update(f"{path}\0{fam}\0".encode())
         digest.update(key)
     snapshot_key = digest.digest()
-    blob = cache.load_graph(snapshot_key) if cache.persistent else None
-    if blob is not None:
-        try:
-            return Graph(paths, families, *pickle.loads(blob))
-        except Exception:  # a damaged snapshot is rebuilt, never fatal
-            pass
-    graph = build_graph(paths, tags, families)
-    # a tree seen for the first time after a small edit is likely to be edited again: not worth a snapshot
-    small_edit = 0 < misses <= len(paths) // 20
-    if cache.persistent and len(paths) >= _SNAPSHOT_MIN_FILES and not small_edit:
-        cache.store_graph(snapshot_key, pickle.dumps(_graph_state(graph), protocol=pickle.HIGHEST_PROTOCOL))
+    use_snapshots = cache.persistent and len(paths) >= _SNAPSHOT_MIN_FILES
+    base_key = f"graph-v{_GRAPH_VERSION}:{os.path.realpath(root)}"  # the tables last fully built in this directory
+    if use_snapshots:
+        # a damaged or outdated snapshot is rebuilt, never fatal
+        blob = cache.load_graph(snapshot_key)
+        if blob is not None:
+            try:
+                stats.graph = "snapshot"
+                return _graphs.loads(blob, Graph)
+            except Exception:
+                pass
+        blob = cache.load_base(base_key)
+        if blob is not None:
+            try:
+                base = _graphs.loads(blob, _graphs.Tables)
+                changed = _graphs.changed_files(base, paths, families, keys)
+                if changed <= max(_PATCH_MIN_FILES, len(paths) // _PATCH_FRACTION):
+                    tables, stats.graph_files = _graphs.patch_tables(base, paths, families, keys, tags)
+                    stats.graph = "patched"
+                    return _graphs.assemble(tables)
+            except Exception:
+                pass
+    tables = _graphs.tables_from_tags(paths, tags, families, keys)
+    graph = _graphs.assemble(tables)
+    stats.graph, stats.graph_files = "built", len(paths)
+    if use_snapshots:
+        cache.store_graph(snapshot_key, _graphs.dumps(graph), base=(base_key, _graphs.dumps(tables)))
     return graph
-
-
-def _graph_state(graph: Graph) -> tuple:
-    narrow = (np.int32, np.int32, np.float64, np.int32, np.float64, np.int64, np.int64)
-    arrays = (graph.src, graph.dst, graph.weight, graph.sym_src, graph.sym_weight, graph.sym_keys, graph.sym_starts)
-    packed = tuple(a.astype(t) for a, t in zip(arrays, narrow))
-    return (*packed, graph.names, graph.def_name, graph.def_file, graph.def_member, graph.module_files, graph.suffixes)
 
 
 def build_repo_map(
@@ -394,9 +430,11 @@ def build_repo_map(
     stats.cache_path = str(cache.path) if cache.path else None
     paths, tags, keys, languages = _collect(root, walked, config, cache, stats)
     t = time.perf_counter()
-    graph = _graph(paths, tags, keys, cache, stats.cache_misses)
+    graph = _graph(root, (paths, tags, keys), cache, stats)
     stats.timings["graph"] = time.perf_counter() - t
     stats.files_indexed = len(paths)
+    stats.definitions = int(graph.file_defs.sum())
+    stats.parse_errors = int(graph.file_errors.sum())
     stats.skipped = dict(sorted(walked.skipped.items()))
     stats.languages = dict(sorted(languages.items()))
     corpus = _Corpus(root, paths, tags, keys, stats.languages, graph, cache, stats, {p: i for i, p in enumerate(paths)})
