@@ -16,14 +16,7 @@ from app import store
 from app.db import Database, run_to_completion
 from app.streams import investigation_events
 from schemas import BugReport, Classification, ClassificationResult
-
-
-@pytest.fixture
-async def db(tmp_path):
-    database = Database(f"sqlite+aiosqlite:///{tmp_path / 'app.db'}")
-    await database.migrate()
-    yield database
-    await database.dispose()
+from tests.app.test_store import db  # noqa: F401 (the migrated SQLite database fixture)
 
 
 def _write_lock_is_free(db: Database) -> bool:
