@@ -2,9 +2,12 @@
 
     .venv/bin/python bench/sweep_offline.py --split tune '{"base": {}, "b09": {"b": 0.9}}'
     .venv/bin/python bench/sweep_offline.py --split check '{"base": {}, "b09": {"b": 0.9}}' --every 2
+    .venv/bin/python bench/sweep_offline.py --map --split tune '{"base": {"cite_file_power": 0}, "m4": {}}'
 
-Prints file Acc@1, file Acc@5 and function Acc@5 per variant (pattern definitions, no repo map, like
-`tune_offline.py --no-map`). Gold fields are read only to score.
+Prints file Acc@1, file Acc@5 and function Acc@5 per variant, with the instances whose function Acc@5 differs
+from the first variant's (pattern definitions, no repo map, like
+`tune_offline.py --no-map`; with `--map` the repo map's definitions and PageRank, like the harness).
+Gold fields are read only to score.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from bench._trees import ensure_tree  # noqa: E402
 from bench.tune_offline import walk  # noqa: E402
 from funnel.explorers.offline.corpus import Corpus, default_cache_dir  # noqa: E402
 from funnel.explorers.offline.rank import RankConfig, affected_entries, rank  # noqa: E402
+from repomap import build_repo_map  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 
 
@@ -32,6 +36,7 @@ def main() -> None:
     parser.add_argument("--data", default="/work/shared/bench/swebench_lite.jsonl")
     parser.add_argument("--split", choices=["tune", "check", "all"], default="tune")
     parser.add_argument("--every", type=int, default=1, help="take every n-th instance of the split")
+    parser.add_argument("--map", action="store_true", help="tree-sitter definitions and PageRank from the repo map")
     args = parser.parse_args()
     variants: dict[str, dict] = json.loads(args.variants)
     configs = {name: dataclasses.replace(RankConfig(), **ov) for name, ov in variants.items()}
@@ -39,27 +44,42 @@ def main() -> None:
     rows = [json.loads(line) for line in open(args.data)]
     rows = {"tune": rows[0::2], "check": rows[1::2], "all": rows}[args.split][:: args.every]
     totals = {name: [0, 0, 0.0, 0] for name in configs}  # acc1, acc5, fn5 sum, instances with gold functions
+    per: dict[str, list[float]] = {name: [] for name in configs}  # function Acc@5 per instance
     started = time.perf_counter()
     for row in rows:
         root = ensure_tree(row["repo"], row["base_commit"])
-        corpus = Corpus.build(root, walk(root), cache_dir=default_cache_dir())
         text = row["problem_statement"]
+        pagerank = None
+        if args.map:
+            repo_map = build_repo_map(root, focus=text)
+            corpus = Corpus.build(root, [f.path for f in repo_map.files], definitions=repo_map.definitions,
+                                  cache_dir=default_cache_dir())
+            pagerank = {f.path: f.score for f in repo_map.files}
+        else:
+            corpus = Corpus.build(root, walk(root), cache_dir=default_cache_dir())
         focus = Focus.from_text(text)
         gold_fns = gold_entities(row["gold_functions"])
         for name, config in configs.items():
-            ranking = rank(corpus, text, focus, config=config)
+            ranking = rank(corpus, text, focus, pagerank=pagerank, config=config)
             files = [c.path for c in ranking.candidates[:5]]
             syms = list(dict.fromkeys(f"{p}:{s}" for p, s in affected_entries(ranking) if s))[:5]
             t = totals[name]
             t[0] += all(g in files[:1] for g in row["gold_files"])
             t[1] += all(g in files for g in row["gold_files"])
+            fn = function_acc_at_k(syms, gold_fns) if gold_fns else 0.0
             if gold_fns:
-                t[2] += function_acc_at_k(syms, gold_fns)
+                t[2] += fn
                 t[3] += 1
+            per[name].append(fn)
     n = len(rows) or 1
+    first = next(iter(per.values()), [])
     for name, (a1, a5, fn, nfn) in totals.items():
+        # instances whose function Acc@5 this variant gains / loses against the first variant
+        gained = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first, per[name])) if b > a]
+        lost = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first, per[name])) if b < a]
         print(json.dumps({"split": args.split, "variant": name, "n": len(rows), "file_acc1": round(a1 / n, 3),
-                          "file_acc5": round(a5 / n, 3), "fn_acc5": round(fn / (nfn or 1), 3)}))
+                          "file_acc5": round(a5 / n, 3), "fn_acc5": round(fn / (nfn or 1), 3),
+                          "fn_gained": gained, "fn_lost": lost}))
     print(json.dumps({"seconds": round(time.perf_counter() - started, 1)}))
 
 

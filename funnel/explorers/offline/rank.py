@@ -17,7 +17,7 @@ from funnel.explorers.offline.corpus import Corpus, SymbolSpan, count_terms, tok
 from funnel.explorers.offline.evidence import literal_keys
 from repomap.focus import Focus, PathMatcher, module_candidates, resolve_frames, strip_frames
 
-__all__ = ("RankConfig", "Candidate", "SymbolHit", "Ranking", "rank", "affected_entries")
+__all__ = ("RankConfig", "Candidate", "SymbolHit", "Ranking", "rank", "affected_entries", "citation_order")
 
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:\w+_)?(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)(?:_\w+)?/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
@@ -72,6 +72,17 @@ class RankConfig:
     """Files (by file BM25 and evidence) whose symbols are scored."""
     detailed: int = 20
     """Top candidates given their ranked definitions."""
+    symbols_kept: int = 6
+    """Ranked definitions kept per detailed candidate."""
+    cite_file_power: float = 4.0
+    """Citation order across files: 0 cites the prime suspect's best definitions, then one per next file; above
+    0 the definitions of the top files are merged by (file score / best file score) ** this ×
+    (definition score / the file's best) ** `cite_symbol_power`, after the prime suspect's first
+    `cite_prime_first`."""
+    cite_symbol_power: float = 1.0
+    """See `cite_file_power`."""
+    cite_prime_first: int = 2
+    """See `cite_file_power`."""
 
 
 @dataclass
@@ -114,6 +125,8 @@ class Ranking:
     """0..1 from the score margin and the strength of direct evidence."""
     query_terms: dict[str, float]
     """The weighted query."""
+    config: RankConfig = field(default_factory=RankConfig)
+    """The knobs it was ranked with (citation order reads them)."""
 
     def top(self, k: int = 5) -> list[Candidate]:
         """The k best candidates."""
@@ -180,7 +193,7 @@ def rank(
     focus = focus or Focus.from_text(text)
     docs = corpus.docs
     if not docs:
-        return Ranking([], 0.0, {})
+        return Ranking([], 0.0, {}, config)
     query = _query(text, focus, config)
     file_scores = _bm25([d.terms for d in docs], [d.length for d in docs], query, None, config.k1, config.b)
     best_file = max(file_scores) or 1.0
@@ -342,9 +355,9 @@ def rank(
     for cand in candidates[: config.detailed]:
         i = by_path[cand.path]
         spans = docs[i].symbols
-        syms = _prefer_members(spans, sorted(per_file_syms.get(i, []), key=lambda x: -x[0]))[:6]
+        syms = _prefer_members(spans, sorted(per_file_syms.get(i, []), key=lambda x: -x[0]))[: config.symbols_kept]
         cand.symbols = [SymbolHit(spans[j], s, sym_reasons.get((i, j), [])) for s, j in syms]
-    return Ranking(candidates, _confidence(candidates), query)
+    return Ranking(candidates, _confidence(candidates), query, config)
 
 
 def _prefer_members(spans: list[SymbolSpan], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:
@@ -380,12 +393,47 @@ def _confidence(candidates: list[Candidate]) -> float:
     return round(max(0.05, min(0.9, conf)), 2)
 
 
-def affected_entries(ranking: Ranking, *, files: int = 5, prime_symbols: int = 4) -> list[tuple[str, str | None]]:
-    """The ranked (path, symbol) list a report cites: the prime suspect's best symbols, then one per file."""
-    out: list[tuple[str, str | None]] = []
-    for k, cand in enumerate(ranking.candidates[:files]):
-        syms = [s.span.qualname for s in cand.symbols[: prime_symbols if k == 0 else 1]]
-        if not syms:
-            out.append((cand.path, None))
-        out.extend((cand.path, s) for s in syms)
+def citation_order(ranking: Ranking, *, files: int = 5, prime_symbols: int = 4,
+                   entities: int = 5) -> list[tuple[Candidate, SymbolHit | None]]:
+    """The (file, definition) pairs a report cites, in order; every one of the top `files` files is cited.
+
+    By default the prime suspect's `prime_symbols` best definitions come first, then the best one of each next
+    file. With `RankConfig.cite_file_power` > 0 the first `entities` citations are the best of a merged list
+    (see there); each file's best definition scores its own file ratio, so files keep their ranked order.
+    """
+    config = ranking.config
+    top = ranking.candidates[:files]
+    if not top:
+        return []
+    if config.cite_file_power <= 0:
+        out: list[tuple[Candidate, SymbolHit | None]] = []
+        for k, cand in enumerate(top):
+            hits: list[SymbolHit | None] = list(cand.symbols[: prime_symbols if k == 0 else 1]) or [None]
+            out.extend((cand, h) for h in hits)
+        return out
+    best_file = top[0].score or 1.0
+    merged: list[tuple[float, int, int, Candidate, SymbolHit | None]] = []
+    for k, cand in enumerate(top):
+        ratio = max(cand.score, 0.0) / best_file
+        if not cand.symbols:
+            merged.append((ratio ** config.cite_file_power, k, 0, cand, None))
+            continue
+        best_sym = cand.symbols[0].score or 1.0
+        for n, hit in enumerate(cand.symbols[:prime_symbols]):
+            value = ratio ** config.cite_file_power * (max(hit.score, 1e-6) / best_sym) ** config.cite_symbol_power
+            if k == 0 and n < config.cite_prime_first:
+                value += 10.0
+            merged.append((value, k, n, cand, hit))
+    merged.sort(key=lambda m: (-m[0], m[1], m[2]))
+    out = [(m[3], m[4]) for m in merged[:entities]]
+    cited = {id(c) for c, _ in out}
+    for cand in top:
+        if id(cand) not in cited:
+            out.append((cand, cand.symbols[0] if cand.symbols else None))
     return out
+
+
+def affected_entries(ranking: Ranking, *, files: int = 5, prime_symbols: int = 4) -> list[tuple[str, str | None]]:
+    """The ranked (path, symbol) list a report cites (`citation_order` as paths and qualified names)."""
+    return [(c.path, h.span.qualname if h is not None else None)
+            for c, h in citation_order(ranking, files=files, prime_symbols=prime_symbols)]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from funnel.explorers.offline.corpus import tokenize
 from funnel.explorers.offline.evidence import Read
-from funnel.explorers.offline.rank import Candidate, Ranking, SymbolHit
+from funnel.explorers.offline.rank import Candidate, Ranking, SymbolHit, citation_order
 from funnel.report_md import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
 from repomap.focus import Focus
 from schemas.enums import Complexity, Risk, Role
@@ -69,24 +69,23 @@ def _span_for(hit: SymbolHit | None, cand: Candidate, total_lines: int, config: 
 
 
 def plan_citations(ranking: Ranking, texts: dict[str, str], config: WriterConfig | None = None) -> list[Citation]:
-    """The ranked locations to cite: the prime suspect's best definitions, then the best one of each next file."""
+    """The ranked locations to cite, in `rank.citation_order` (by default the prime suspect's best definitions, then
+    the best one of each next file)."""
     config = config or WriterConfig()
     out: list[Citation] = []
-    for k, cand in enumerate(ranking.candidates[: config.files]):
+    for n, (cand, hit) in enumerate(citation_order(ranking, files=config.files, prime_symbols=config.prime_symbols)):
         total = texts.get(cand.path, "").count("\n") + 1
-        hits: list[SymbolHit | None] = list(cand.symbols[: config.prime_symbols if k == 0 else 1]) or [None]
-        for n, hit in enumerate(hits):
-            start, end = _span_for(hit, cand, total, config)
-            out.append(
-                Citation(
-                    path=cand.path,
-                    start=start,
-                    end=end,
-                    symbol=hit.span.qualname if hit is not None else None,
-                    role=Role.cause if k == 0 and n == 0 else Role.related,
-                    focus_lines=[ln for ln in cand.lines if start <= ln <= end],
-                )
+        start, end = _span_for(hit, cand, total, config)
+        out.append(
+            Citation(
+                path=cand.path,
+                start=start,
+                end=end,
+                symbol=hit.span.qualname if hit is not None else None,
+                role=Role.cause if n == 0 else Role.related,
+                focus_lines=[ln for ln in cand.lines if start <= ln <= end],
             )
+        )
     return out
 
 
