@@ -4,8 +4,8 @@
     .venv/bin/python bench/sweep_offline.py --split check '{"base": {}, "b09": {"b": 0.9}}' --every 2
     .venv/bin/python bench/sweep_offline.py --map --split tune '{"base": {"cite_file_power": 0}, "m4": {}}'
 
-Prints file Acc@1, file Acc@5 and function Acc@5 per variant, with the instances whose function Acc@5 differs
-from the first variant's (pattern definitions, no repo map, like
+Prints file Acc@1, file Acc@5 and function Acc@5 per variant, with the instances whose function Acc@5 and whose
+file Acc@5 differ from the first variant's (pattern definitions, no repo map, like
 `tune_offline.py --no-map`; with `--map` the repo map's definitions and PageRank, like the harness).
 Gold fields are read only to score.
 """
@@ -45,6 +45,7 @@ def main() -> None:
     rows = {"tune": rows[0::2], "check": rows[1::2], "all": rows}[args.split][:: args.every]
     totals = {name: [0, 0, 0.0, 0] for name in configs}  # acc1, acc5, fn5 sum, instances with gold functions
     per: dict[str, list[float]] = {name: [] for name in configs}  # function Acc@5 per instance
+    per_file: dict[str, list[bool]] = {name: [] for name in configs}  # file Acc@5 per instance
     started = time.perf_counter()
     for row in rows:
         root = ensure_tree(row["repo"], row["base_commit"])
@@ -71,15 +72,20 @@ def main() -> None:
                 t[2] += fn
                 t[3] += 1
             per[name].append(fn)
+            per_file[name].append(all(g in files for g in row["gold_files"]))
     n = len(rows) or 1
     first = next(iter(per.values()), [])
+    first_file = next(iter(per_file.values()), [])
     for name, (a1, a5, fn, nfn) in totals.items():
         # instances whose function Acc@5 this variant gains / loses against the first variant
         gained = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first, per[name])) if b > a]
         lost = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first, per[name])) if b < a]
+        # and whose file Acc@5 it gains / loses
+        file_gained = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first_file, per_file[name])) if b and not a]
+        file_lost = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first_file, per_file[name])) if a and not b]
         print(json.dumps({"split": args.split, "variant": name, "n": len(rows), "file_acc1": round(a1 / n, 3),
                           "file_acc5": round(a5 / n, 3), "fn_acc5": round(fn / (nfn or 1), 3),
-                          "fn_gained": gained, "fn_lost": lost}))
+                          "fn_gained": gained, "fn_lost": lost, "file_gained": file_gained, "file_lost": file_lost}))
     print(json.dumps({"seconds": round(time.perf_counter() - started, 1)}))
 
 

@@ -232,3 +232,35 @@ def test_citation_order_merges_close_files_and_keeps_file_order():
     assert paths == ["a.py", "b.py", "c.py", "d.py"]
     far = _ranking({"a.py": (3.0, [1.0, 0.9, 0.8, 0.7]), "b.py": (1.5, [1.0])})
     assert affected_entries(far) == [("a.py", "f0"), ("a.py", "f1"), ("a.py", "f2"), ("a.py", "f3"), ("b.py", "f0")]
+
+
+
+LIFT_PATHS = ["src/pkg/__init__.py", "src/pkg/api.py", "src/pkg/cse_main.py", "src/pkg/cse_opts.py", "src/pkg/util.py",
+              "src/other/main.py", "tests/test_api.py"]
+
+
+def test_title_terms_in_paths_count_by_rarity():
+    from funnel.explorers.offline.pathterms import path_term_scores
+
+    shares = path_term_scores(LIFT_PATHS, "cse() has strange behaviour in util", set(LIFT_PATHS))
+    assert shares["src/pkg/util.py"] == 1.0  # `util` names one file
+    assert 0 < shares["src/pkg/cse_main.py"] == shares["src/pkg/cse_opts.py"] < 1.0  # `cse` names two
+    assert "src/pkg/api.py" not in shares and "src/other/main.py" not in shares
+
+
+def test_siblings_of_the_leading_files_skip_package_entry_files():
+    from funnel.explorers.offline.pathterms import sibling_scores
+
+    ranked = [("src/pkg/api.py", 2.0), ("tests/test_api.py", 1.8), ("src/other/main.py", 1.0)]
+    shares = sibling_scores(ranked, set(LIFT_PATHS), top=1, is_code=lambda p: not p.startswith("tests/"))
+    assert shares == {"src/pkg/cse_main.py": 1.0, "src/pkg/cse_opts.py": 1.0, "src/pkg/util.py": 1.0}
+
+
+def test_order_only_lifts_keep_the_first_file_and_take_no_citation_slots(tmp_path):
+    root = _make(tmp_path, PY_REPO)
+    corpus = Corpus.build(root, [p for p in PY_REPO if p.endswith(".py")])
+    base = rank(corpus, PY_REPORT, Focus.from_text(PY_REPORT), config=RankConfig(w_title_path=0.0, w_sibling=0.0))
+    lifted = rank(corpus, PY_REPORT, Focus.from_text(PY_REPORT), config=RankConfig(w_title_path=5.0, w_sibling=5.0))
+    assert lifted.candidates[0].path == base.candidates[0].path and lifted.candidates[0].lift == 0.0
+    assert all(c.lift == 0.0 for c in base.candidates)
+    assert lifted.confidence == base.confidence

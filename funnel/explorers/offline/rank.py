@@ -3,7 +3,7 @@
 Every signal is generic: lexical similarity (BM25 over path + code, and over each definition), the repo
 map's PageRank, stack frames resolved into the repository, definitions named in the report, modules
 imported in the report's code, paths and literal messages quoted in the report. Test, doc and example
-files are down-weighted by path pattern only.
+files are down-weighted by path pattern only. Order-only lifts (`pathterms`) then reorder the files after the first.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from funnel.explorers.offline.corpus import Corpus, SymbolSpan, count_terms, tokenize
 from funnel.explorers.offline.evidence import literal_keys
+from funnel.explorers.offline.pathterms import path_term_scores, sibling_scores
 from repomap.focus import Focus, PathMatcher, module_candidates, resolve_frames, strip_frames
 
 __all__ = ("RankConfig", "Candidate", "SymbolHit", "Ranking", "rank", "affected_entries", "citation_order")
@@ -58,6 +59,18 @@ class RankConfig:
     """Boost of files assigning, at top level, a constant or setting the report names."""
     w_message: float = 0.3
     """Boost of files containing a literal message quoted in the report."""
+    w_title_path: float = 0.6
+    """Order-only lift of files whose name or directory name carries a term of the title (rarer path terms
+    count more; see `pathterms.path_term_scores`)."""
+    w_sibling: float = 0.1
+    """Order-only lift of files in the directory of one of the `lift_top` best code files (× those files' summed
+    score relative to the first, / `lift_top`)."""
+    lift_top: int = 3
+    """Leading code files whose directories count for `w_sibling`."""
+    lift_pool: int = 50
+    """Best-ranked files that the order-only lifts may move."""
+    lift_keep_first: bool = True
+    """The order-only lifts reorder only the files after the first (file Acc@1 is left to the evidence)."""
     test_factor: float = 0.3
     """Multiplier of scores of test files."""
     doc_factor: float = 0.4
@@ -113,6 +126,9 @@ class Candidate:
     """Lines the evidence points at directly (stack frames, literal messages)."""
     reasons: list[str] = field(default_factory=list)
     """Human-readable evidence."""
+    lift: float = 0.0
+    """Part of `score` added by the order-only lifts (`w_title_path`, `w_sibling`); `citation_order` leaves it
+    out, so a lifted file enters the top five without taking more citation slots."""
 
 
 @dataclass
@@ -352,12 +368,39 @@ def rank(
             score *= config.doc_factor
         candidates.append(Candidate(path=d.path, score=score, parts=parts[i], lines=lines[i], reasons=reasons[i]))
     candidates.sort(key=lambda c: (-c.score, c.path))
+    if config.w_title_path > 0 or config.w_sibling > 0:
+        _lift(corpus, candidates, config, text)
     for cand in candidates[: config.detailed]:
         i = by_path[cand.path]
         spans = docs[i].symbols
         syms = _prefer_members(spans, sorted(per_file_syms.get(i, []), key=lambda x: -x[0]))[: config.symbols_kept]
         cand.symbols = [SymbolHit(spans[j], s, sym_reasons.get((i, j), [])) for s, j in syms]
     return Ranking(candidates, _confidence(candidates), query, config)
+
+
+def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text: str) -> None:
+    """Order-only lifts (title words in the path, siblings of the leading files), recorded in `Candidate.lift`."""
+    pool = {c.path for c in candidates[: config.lift_pool]}
+    ranked = [(c.path, c.score) for c in candidates[: config.lift_pool]]
+    signals = []
+    if config.w_title_path > 0:
+        shares = path_term_scores(list(corpus.by_path), text.strip().split("\n", 1)[0], pool)
+        signals.append(("title_path", config.w_title_path, shares, "its name or directory is in the title"))
+    if config.w_sibling > 0:
+        shares = sibling_scores(ranked, pool, top=config.lift_top, is_code=lambda p: not _is_test(p) and not _is_doc(p))
+        signals.append(("sibling", config.w_sibling, shares, "in the directory of a leading suspect"))
+    start = 1 if config.lift_keep_first else 0
+    for key, weight, shares, why in signals:
+        for cand in candidates[start:]:
+            share = shares.get(cand.path)
+            if share:
+                value = weight * share * (config.test_factor if _is_test(cand.path)
+                                          else config.doc_factor if _is_doc(cand.path) else 1.0)
+                cand.parts[key] = weight * share
+                cand.score += value
+                cand.lift += value
+                cand.reasons.append(why)
+    candidates[start:] = sorted(candidates[start:], key=lambda c: (-c.score, c.path))
 
 
 def _prefer_members(spans: list[SymbolSpan], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:
@@ -386,8 +429,9 @@ def _confidence(candidates: list[Candidate]) -> float:
     if not candidates or not any(v > 0 for k, v in candidates[0].parts.items() if k != "pagerank"):
         return 0.05
     top = candidates[0]
-    second = candidates[1].score if len(candidates) > 1 else 0.0
-    margin = (top.score - second) / top.score
+    # order-only lifts (`Candidate.lift`) say nothing about how clearly the evidence points at one file
+    second = max((c.score - c.lift for c in candidates[1:]), default=0.0)
+    margin = (top.score - top.lift - second) / ((top.score - top.lift) or 1.0)
     direct = sum(1 for k in ("frame", "message", "path", "mention", "constant") if top.parts.get(k))
     conf = 0.2 + 0.45 * margin + 0.1 * direct
     return round(max(0.05, min(0.9, conf)), 2)
@@ -411,10 +455,10 @@ def citation_order(ranking: Ranking, *, files: int = 5, prime_symbols: int = 4,
             hits: list[SymbolHit | None] = list(cand.symbols[: prime_symbols if k == 0 else 1]) or [None]
             out.extend((cand, h) for h in hits)
         return out
-    best_file = top[0].score or 1.0
+    best_file = (top[0].score - top[0].lift) or 1.0
     merged: list[tuple[float, int, int, Candidate, SymbolHit | None]] = []
     for k, cand in enumerate(top):
-        ratio = max(cand.score, 0.0) / best_file
+        ratio = max(cand.score - cand.lift, 0.0) / best_file
         if not cand.symbols:
             merged.append((ratio ** config.cite_file_power, k, 0, cand, None))
             continue
