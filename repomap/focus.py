@@ -41,7 +41,10 @@ _QUOTED = re.compile(r"(?<![\w\\])(?:\"([^\"\n]{8,200})\"|'([^'\n]{8,200})')")
 _ERROR_LINE = re.compile(
     r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Panic|Failure))\s*:\s*(.{4,300})$", re.M
 )
-_PY_IMPORT = re.compile(r"^\s*(?:>>>\s*|\.\.\.\s*)?from\s+([\w.]+)\s+import\s+\(?([\w\s,.*]+)", re.M)
+# The imported names: a parenthesized list (may span lines) or the rest of the line, never the next statement.
+_PY_IMPORT = re.compile(
+    r"^\s*(?:>>>\s*|\.\.\.\s*)?from\s+([\w.]+)\s+import\s+(?:\(([^()]*)\)|\(?([\w \t,.*]+))", re.M
+)
 _PY_IMPORT_PLAIN = re.compile(r"^\s*(?:>>>\s*|\.\.\.\s*)?import\s+([\w.]+(?:\s*,\s*[\w.]+)*)", re.M)
 _JS_IMPORT = re.compile(r"""(?:from\s+|require\(\s*|import\(\s*)['"]([^'"\n]+)['"]""")
 _JAVA_IMPORT = re.compile(r"^\s*import\s+(?:static\s+)?([\w.]+)(?:\.\*)?\s*;", re.M)
@@ -275,8 +278,8 @@ def _imports(code: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     names: list[str] = []
     for m in _PY_IMPORT.finditer(code):
         modules.append(m.group(1))
-        for name in re.split(r"[\s,()]+", m.group(2)):
-            name = name.split(" as ")[0].strip()
+        for part in (m.group(2) if m.group(2) is not None else m.group(3)).split(","):
+            name = part.split()[0] if part.split() else ""  # `b as c` imports b
             if name and name != "*" and name.isidentifier():
                 names.append(name)
                 modules.append(f"{m.group(1)}.{name}")

@@ -127,3 +127,15 @@ def test_module_candidates_cover_python_packages_js_and_rust():
 
 def test_empty_report_has_empty_focus():
     assert Focus.from_text("").is_empty
+
+
+def test_python_imports_stop_at_the_end_of_their_statement():
+    focus = Focus.from_text("```python\nfrom a.b import c\nfrom d import e as alias, f\nimport x\n```")
+    assert set(focus.imports) == {"a.b", "a.b.c", "d", "d.e", "d.f", "x"}
+    assert set(focus.imported_names) == {"c", "e", "f"}
+
+
+def test_a_parenthesized_python_import_may_span_lines():
+    focus = Focus.from_text("```python\nfrom pkg.mod import (\n    one,\n    two as second,\n)\nvalue = one()\n```")
+    assert set(focus.imported_names) == {"one", "two"}
+    assert "pkg.mod.two" in focus.imports
