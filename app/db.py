@@ -63,7 +63,8 @@ def _tune_sqlite_connections(engine: Engine, begin: SqliteBegin = "IMMEDIATE") -
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
         conn.exec_driver_sql(f"BEGIN {begin}")
-        conn.info["bugsleuth_began"] = time.monotonic()
+        if begin == "IMMEDIATE":
+            conn.info["bugsleuth_began"] = time.monotonic()
 
     if begin == "IMMEDIATE":
         def _on_end(conn: Any) -> None:
@@ -84,14 +85,15 @@ def _close_invalidated(dbapi_connection: Any, _record: Any, _exception: BaseExce
     raw = getattr(getattr(dbapi_connection, "_connection", None), "_connection", None)
     if raw is None:
         return
-    for step in ("ROLLBACK", "close"):
-        try:
-            if step == "close":
-                raw.close()
-            elif raw.in_transaction:
-                raw.execute("ROLLBACK")
-        except Exception:  # closed already, or busy in its thread: the garbage collector is the last resort
-            log.debug("could not %s an invalidated SQLite connection", step, exc_info=True)
+    try:
+        if raw.in_transaction:
+            raw.execute("ROLLBACK")
+    except Exception:  # closed already, or busy in its thread: close it anyway
+        log.debug("could not roll back an invalidated SQLite connection", exc_info=True)
+    try:
+        raw.close()
+    except Exception:  # closed already: the garbage collector is the last resort
+        log.debug("could not close an invalidated SQLite connection", exc_info=True)
 
 
 async def run_to_completion(aw: Awaitable[T]) -> T:

@@ -61,4 +61,5 @@ async def investigation_events(
 async def _poll(runtime: Runtime, investigation_id: int, after: int) -> tuple[list[TraceEventView], Status | None]:
     # Run to completion even when the client leaves meanwhile (see `run_to_completion`).
     async with runtime.db.read_session() as s:
-        return await store.trace_events(s, investigation_id, after=after, limit=500), await store.get_status(s, investigation_id)
+        events = await store.trace_events(s, investigation_id, after=after, limit=500)
+        return events, await store.get_status(s, investigation_id)

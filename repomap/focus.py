@@ -279,7 +279,8 @@ def _imports(code: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     for m in _PY_IMPORT.finditer(code):
         modules.append(m.group(1))
         for part in (m.group(2) if m.group(2) is not None else m.group(3)).split(","):
-            name = part.split()[0] if part.split() else ""  # `b as c` imports b
+            words = part.split()
+            name = words[0] if words else ""  # `b as c` imports b
             if name and name != "*" and name.isidentifier():
                 names.append(name)
                 modules.append(f"{m.group(1)}.{name}")

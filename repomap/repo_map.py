@@ -379,8 +379,9 @@ def _graph(root: Path, corpus_rows: tuple[list[str], _LazyTags, list[bytes]], ca
         blob = cache.load_graph(snapshot_key)
         if blob is not None:
             try:
+                graph = _graphs.loads(blob, Graph)
                 stats.graph = "snapshot"
-                return _graphs.loads(blob, Graph)
+                return graph
             except Exception:
                 pass
         blob = cache.load_base(base_key)

@@ -18,7 +18,8 @@ from funnel.explorers.offline.evidence import literal_keys
 from funnel.explorers.offline.pathterms import path_term_scores, sibling_scores
 from repomap.focus import Focus, PathMatcher, module_candidates, resolve_frames, strip_frames
 
-__all__ = ("RankConfig", "Candidate", "SymbolHit", "Ranking", "rank", "affected_entries", "citation_order")
+__all__ = ("RankConfig", "Candidate", "SymbolHit", "Ranking", "rank", "affected_entries", "citation_order",
+           "report_title")
 
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:\w+_)?(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)(?:_\w+)?/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
@@ -149,6 +150,11 @@ class Ranking:
         return self.candidates[:k]
 
 
+def report_title(text: str) -> str:
+    """The first line of a report's text (its title, as `BugReport.text` puts it first)."""
+    return text.strip().split("\n", 1)[0]
+
+
 def _query(text: str, focus: Focus, config: RankConfig) -> dict[str, float]:
     weights: dict[str, float] = {}
     if config.strip_frame_lines and focus.frames:
@@ -156,8 +162,7 @@ def _query(text: str, focus: Focus, config: RankConfig) -> dict[str, float]:
         text = strip_frames(text)
     for term, n in count_terms(text).items():
         weights[term] = 1.0 + math.log(n)
-    title = text.strip().split("\n", 1)[0]
-    for term in set(tokenize(title)):
+    for term in set(tokenize(report_title(text))):
         weights[term] = weights.get(term, 1.0) * config.title_term_weight
     code_terms = set(tokenize(" ".join(focus.code_identifiers)))
     for term in code_terms:
@@ -380,11 +385,11 @@ def rank(
 
 def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text: str) -> None:
     """Order-only lifts (title words in the path, siblings of the leading files), recorded in `Candidate.lift`."""
-    pool = {c.path for c in candidates[: config.lift_pool]}
     ranked = [(c.path, c.score) for c in candidates[: config.lift_pool]]
+    pool = {path for path, _ in ranked}
     signals = []
     if config.w_title_path > 0:
-        shares = path_term_scores(list(corpus.by_path), text.strip().split("\n", 1)[0], pool)
+        shares = path_term_scores(list(corpus.by_path), report_title(text), pool)
         signals.append(("title_path", config.w_title_path, shares, "its name or directory is in the title"))
     if config.w_sibling > 0:
         shares = sibling_scores(ranked, pool, top=config.lift_top, is_code=lambda p: not _is_test(p) and not _is_doc(p))

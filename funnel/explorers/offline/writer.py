@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from funnel.explorers.offline.corpus import tokenize
 from funnel.explorers.offline.evidence import Read
-from funnel.explorers.offline.rank import Candidate, Ranking, SymbolHit, citation_order
+from funnel.explorers.offline.rank import Candidate, Ranking, SymbolHit, citation_order, report_title
 from funnel.report_md import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
 from repomap.focus import Focus
 from schemas.enums import Complexity, Risk, Role
@@ -104,7 +104,9 @@ def _best_line(shown: dict[int, str], start: int, end: int, query: dict[str, flo
 
 def _quote(cite: Citation, reads: list[Read], texts: dict[str, str], config: WriterConfig,
            query: dict[str, float] | None = None) -> tuple[str, int | None]:
-    """Lines quoted verbatim for a citation (from what was read when possible) and the first quoted line number."""
+    """Lines quoted verbatim for a citation (from what was read when possible) and the first quoted line number.
+
+    A citation without focus lines gets one here: its line sharing the most terms with the report (`query`)."""
     shown: dict[int, str] = {}
     for r in reads:
         if r.path == cite.path:
@@ -152,7 +154,7 @@ def write_report(
     searched = searched or {}
     cites = plan_citations(ranking, texts, config)
     confidence = ranking.confidence
-    title = report_text.strip().split("\n", 1)[0].strip()[:160]
+    title = report_title(report_text).strip()[:160]
     if not cites:
         draft = ReportDraft(
             summary=f"No code in the repository could be tied to the report “{title}”.",
