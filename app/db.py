@@ -35,10 +35,8 @@ def create_engine(url: str, *, echo: bool = False, sqlite_begin: SqliteBegin = "
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, echo=echo, pool_size=8, max_overflow=8,
-                                     connect_args={"timeout": 30, "check_same_thread": False})
+        engine = create_async_engine(url, echo=echo, pool_size=8, max_overflow=8, connect_args={"timeout": 30})
         _tune_sqlite_connections(engine.sync_engine, sqlite_begin)
-        event.listen(engine.sync_engine, "invalidate", _close_invalidated)
         return engine
     return create_async_engine(url, echo=echo, pool_size=10, max_overflow=10, pool_pre_ping=True)
 
@@ -76,24 +74,6 @@ def _tune_sqlite_connections(engine: Engine, begin: SqliteBegin = "IMMEDIATE") -
 
         event.listen(engine, "commit", _on_end)
         event.listen(engine, "rollback", _on_end)
-
-
-def _close_invalidated(dbapi_connection: Any, _record: Any, _exception: BaseException | None) -> None:
-    # SQLAlchemy drops a connection whose statement was cancelled; aiosqlite's close can then lose a race with
-    # its own thread's shutdown and leave the sqlite3 connection open, with its write lock, until the
-    # garbage collector finds it. End its transaction and close it here (hence check_same_thread=False).
-    raw = getattr(getattr(dbapi_connection, "_connection", None), "_connection", None)
-    if raw is None:
-        return
-    try:
-        if raw.in_transaction:
-            raw.execute("ROLLBACK")
-    except Exception:  # closed already, or busy in its thread: close it anyway
-        log.debug("could not roll back an invalidated SQLite connection", exc_info=True)
-    try:
-        raw.close()
-    except Exception:  # closed already: the garbage collector is the last resort
-        log.debug("could not close an invalidated SQLite connection", exc_info=True)
 
 
 async def run_to_completion(aw: Awaitable[T]) -> T:
