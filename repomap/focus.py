@@ -220,7 +220,7 @@ class PathMatcher:
             self._by_name.setdefault(path.rsplit("/", 1)[-1], []).append(path)
 
     def match(self, printed: str) -> str | None:
-        """The best repository file for a printed path, or None."""
+        """The repository file sharing the longest path suffix with a printed path; None when none or several do."""
         norm = normalize_frame_path(printed)
         parts = [p for p in norm.split("/") if p and p != "."]
         if not parts:
@@ -228,22 +228,21 @@ class PathMatcher:
         candidates = self._by_name.get(parts[-1])
         if not candidates:
             return None
-        best, best_len = None, 0
+        best, best_len, ties = None, 0, 0
         for cand in candidates:
             cparts = cand.split("/")
             n = 0
             while n < len(parts) and n < len(cparts) and parts[-1 - n] == cparts[-1 - n]:
                 n += 1
-            if n > best_len or (n == best_len and best is not None and len(cand) < len(best)):
-                best, best_len = cand, n
+            if n > best_len:
+                best, best_len, ties = cand, n, 1
+            elif n == best_len:
+                ties += 1
         if best is None:
             return None
-        # A bare file name matches only when it is unambiguous in the repository.
-        if best_len == 1 and len(parts) > 1 and len(candidates) > 1:
-            return None
-        if best_len == 1 and len(parts) == 1 and len(candidates) > 1:
-            return None
-        return best
+        # Several files ending the same way (`utils.py`, `migrations/0001_initial.py`): the printed path is none
+        # of them in particular.
+        return None if ties > 1 else best
 
 
 def resolve_frames(frames: Sequence[Frame], repo_files: Sequence[str] | PathMatcher) -> list[tuple[Frame, str]]:

@@ -259,8 +259,52 @@ def test_siblings_of_the_leading_files_skip_package_entry_files():
 def test_order_only_lifts_keep_the_first_file_and_take_no_citation_slots(tmp_path):
     root = _make(tmp_path, PY_REPO)
     corpus = Corpus.build(root, [p for p in PY_REPO if p.endswith(".py")])
-    base = rank(corpus, PY_REPORT, Focus.from_text(PY_REPORT), config=RankConfig(w_title_path=0.0, w_sibling=0.0))
+    base = rank(corpus, PY_REPORT, Focus.from_text(PY_REPORT), config=RankConfig(w_title_path=0.0, w_sibling=0.0, w_title_bm25=0.0))
     lifted = rank(corpus, PY_REPORT, Focus.from_text(PY_REPORT), config=RankConfig(w_title_path=5.0, w_sibling=5.0))
     assert lifted.candidates[0].path == base.candidates[0].path and lifted.candidates[0].lift == 0.0
     assert all(c.lift == 0.0 for c in base.candidates)
     assert lifted.confidence == base.confidence
+
+
+TITLE_REPO = {
+    "src/server.js": "function handle(req, res) {\n  const body = parseBody(req);\n  respond(res, body);\n}\n",
+    "src/body.js": "function parseBody(req) {\n  return JSON.parse(req.body);\n}\nfunction respond(res, body) {\n  res.end(body);\n}\n",
+    "src/log.js": "function logRequest(req) {\n  console.log(req.url, req.body);\n}\n",
+    "src/units.js": "function formatUnits(value, units) {\n  return `${value} ${units}`;\n}\n",
+}
+TITLE_REPORT = """Units are dropped when formatting
+```
+handle(req, res) -> parseBody(req) -> respond(res, body)
+logRequest(req) prints req.url and req.body; respond(res, body) ends res with the parsed body
+handle(req, res) again: parseBody(req) body respond(res, body) logRequest(req)
+```
+"""
+
+
+def test_title_bm25_lift_brings_up_the_file_matching_the_title_only(tmp_path):
+    root = _make(tmp_path, TITLE_REPO)
+    corpus = Corpus.build(root, list(TITLE_REPO))
+    focus = Focus.from_text(TITLE_REPORT)
+    off = RankConfig(w_title_path=0.0, w_sibling=0.0, w_title_bm25=0.0)
+    base = rank(corpus, TITLE_REPORT, focus, config=off)
+    lifted = rank(corpus, TITLE_REPORT, focus, config=RankConfig(w_title_path=0.0, w_sibling=0.0, w_title_bm25=2.0))
+    order = [c.path for c in base.candidates]
+    assert order.index("src/units.js") > 1  # the body's many request words outweigh the title
+    new = [c.path for c in lifted.candidates]
+    assert new[0] == order[0] and new[1] == "src/units.js"  # the first file never moves
+    assert lifted.candidates[1].parts["title_bm25"] > 0 and lifted.candidates[1].lift > 0
+    assert lifted.confidence == base.confidence
+
+
+def test_a_prose_word_naming_a_definition_counts_less_than_written_code(tmp_path):
+    repo = {"pkg/widget.py": "def visible(w):\n    return w.shown\n", "pkg/other.py": "def unrelated():\n    pass\n"}
+    root = _make(tmp_path, repo)
+    corpus = Corpus.build(root, list(repo))
+    prose = "Widget is not visible after resize"
+    code = "Widget is not `visible` after resize"
+    weak = rank(corpus, prose, Focus.from_text(prose)).candidates[0]
+    strong = rank(corpus, code, Focus.from_text(code)).candidates[0]
+    assert weak.path == strong.path == "pkg/widget.py"
+    assert 0 < weak.parts["mention"] < strong.parts["mention"]
+    full = rank(corpus, prose, Focus.from_text(prose), config=RankConfig(prose_mention_factor=1.0)).candidates[0]
+    assert full.parts["mention"] > weak.parts["mention"]

@@ -103,6 +103,13 @@ def test_ambiguous_bare_file_name_does_not_match():
     assert PathMatcher(["a/utils.py"]).match("utils.py") == "a/utils.py"
 
 
+def test_a_suffix_shared_by_several_files_does_not_match():
+    files = ["django/contrib/auth/migrations/0001_initial.py", "django/contrib/sites/migrations/0001_initial.py"]
+    # the user's own migration, printed in a traceback, is none of the project's migrations
+    assert PathMatcher(files).match("/home/jj/example/app/migrations/0001_initial.py") is None
+    assert PathMatcher(files).match("/srv/django/contrib/sites/migrations/0001_initial.py") == files[1]
+
+
 def test_messages_errors_and_code_are_extracted():
     text = "Title\n\n```python\nfrom django.db.models import Q, F\nimport numpy as np\nQ(x=1) | F('y')\n```\n" + PY_TRACE
     focus = Focus.from_text(text)

@@ -13,6 +13,7 @@ import math
 import posixpath
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 from funnel.explorers.offline.corpus import tokenize
 
@@ -21,11 +22,12 @@ __all__ = ("path_tokens", "path_term_scores", "sibling_scores")
 _ENTRY = re.compile(r"(?:^|/)(?:__init__\.pyi?|index\.[jt]sx?|mod\.rs|lib\.rs|main\.rs)$")
 
 
-def path_tokens(path: str) -> set[str]:
+@lru_cache(maxsize=1 << 16)  # pure, and asked for every path of the tree on each ranking
+def path_tokens(path: str) -> frozenset[str]:
     """Terms of a file's name (without extension) and of its directory's name."""
     stem = posixpath.basename(path).split(".")[0]
     parent = posixpath.basename(posixpath.dirname(path))
-    return {t for t in tokenize(f"{stem} {parent}") if len(t) >= 3 and t not in ("init", "index", "main", "mod")}
+    return frozenset(t for t in tokenize(f"{stem} {parent}") if len(t) >= 3 and t not in ("init", "index", "main", "mod"))
 
 
 def path_term_scores(paths: list[str], title: str, pool: set[str]) -> dict[str, float]:

@@ -50,6 +50,9 @@ class RankConfig:
     """Share of the frame boost that outer frames get (divided by their depth)."""
     w_mention: float = 0.25
     """Boost of files defining names mentioned in the report (rarer and qualified names count more)."""
+    prose_mention_factor: float = 0.5
+    """Multiplier of `w_mention` for a plain lowercase word of the prose (`visible`, `request`) that names a
+    definition: a word of English names a definition by coincidence more often than a name written as code does."""
     w_import: float = 0.35
     """Boost of files whose module path a code block imports."""
     w_path: float = 0.6
@@ -66,6 +69,9 @@ class RankConfig:
     w_sibling: float = 0.1
     """Order-only lift of files in the directory of one of the `lift_top` best code files (× those files' summed
     score relative to the first, / `lift_top`)."""
+    w_title_bm25: float = 0.4
+    """Order-only lift by BM25 over the title's terms alone, relative to the best file: in a long report the
+    one-line summary is outweighed by tracebacks and code, and this gives it a share of its own."""
     lift_top: int = 3
     """Leading code files whose directories count for `w_sibling`."""
     lift_pool: int = 50
@@ -318,6 +324,8 @@ def rank(
                 hits = qualified
         rarity = 1.0 / (1.0 + math.log(len(hits)))
         strength = config.w_mention * rarity * (1.5 if ident in code_idents else 1.0) * (1.3 if qualifier else 1.0)
+        if ident not in code_idents and not qualifier and re.fullmatch(r"[a-z]+", name):
+            strength *= config.prose_mention_factor
         for i, j in hits[:25]:
             bump(i, "mention", min(strength, config.w_mention * 1.5), f"defines `{docs[i].symbols[j].qualname}` named in the report")
             sym_bonus[(i, j)] = max(sym_bonus.get((i, j), 0.0), strength)
@@ -373,7 +381,7 @@ def rank(
             score *= config.doc_factor
         candidates.append(Candidate(path=d.path, score=score, parts=parts[i], lines=lines[i], reasons=reasons[i]))
     candidates.sort(key=lambda c: (-c.score, c.path))
-    if config.w_title_path > 0 or config.w_sibling > 0:
+    if config.w_title_path > 0 or config.w_sibling > 0 or config.w_title_bm25 > 0:
         _lift(corpus, candidates, config, text)
     for cand in candidates[: config.detailed]:
         i = by_path[cand.path]
@@ -384,7 +392,8 @@ def rank(
 
 
 def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text: str) -> None:
-    """Order-only lifts (title words in the path, siblings of the leading files), recorded in `Candidate.lift`."""
+    """Order-only lifts (title words in the path, siblings of the leading files, the title's own BM25), recorded in
+    `Candidate.lift`."""
     ranked = [(c.path, c.score) for c in candidates[: config.lift_pool]]
     pool = {path for path, _ in ranked}
     signals = []
@@ -394,6 +403,9 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
     if config.w_sibling > 0:
         shares = sibling_scores(ranked, pool, top=config.lift_top, is_code=lambda p: not _is_test(p) and not _is_doc(p))
         signals.append(("sibling", config.w_sibling, shares, "in the directory of a leading suspect"))
+    if config.w_title_bm25 > 0:
+        signals.append(("title_bm25", config.w_title_bm25, _title_bm25(corpus, report_title(text), pool, config),
+                        "its terms match the title's"))
     start = 1 if config.lift_keep_first else 0
     for key, weight, shares, why in signals:
         for cand in candidates[start:]:
@@ -406,6 +418,15 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
                 cand.lift += value
                 cand.reasons.append(why)
     candidates[start:] = sorted(candidates[start:], key=lambda c: (-c.score, c.path))
+
+
+def _title_bm25(corpus: Corpus, title: str, pool: set[str], config: RankConfig) -> dict[str, float]:
+    """BM25 of each file of `pool` for the title's terms alone, relative to the best file of the corpus (0..1)."""
+    query = dict.fromkeys(tokenize(title), 1.0)
+    docs = corpus.docs
+    scores = _bm25([d.terms for d in docs], [d.length for d in docs], query, None, config.k1, config.b)
+    best = max(scores, default=0.0) or 1.0
+    return {d.path: s / best for d, s in zip(docs, scores) if s > 0 and d.path in pool}
 
 
 def _prefer_members(spans: list[SymbolSpan], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:
