@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -193,6 +194,8 @@ def name_from_remote(path: Path, default: str = "bugsleuth/bugsleuth") -> str:
         url = _git(["config", "--get", "remote.origin.url"], cwd=path)
     except (RepositoryError, OSError, subprocess.TimeoutExpired):
         return default
+    if "://" not in url and ":" not in url:
+        url = posixpath.normpath(url)  # a local origin such as `/work/proj/.` (a clone of `.`)
     match = re.search(r"[/:]([^/:]+)/([^/]+?)(?:\.git)?/?$", url)
     return f"{match.group(1)}/{match.group(2)}" if match else default
 
