@@ -222,9 +222,12 @@ def _assert_dead(pid: int) -> None:
             os.kill(pid, 0)
         except ProcessLookupError:
             return
-        # a zombie still answers kill(0); check its state
-        stat = Path(f"/proc/{pid}/stat")
-        if not stat.exists() or stat.read_text().split(")")[1].split()[0] == "Z":
+        # a zombie still answers kill(0); check its state (the file vanishes once the zombie is reaped)
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return
+        if state == "Z":
             return
         time.sleep(0.05)
     raise AssertionError(f"process {pid} still running")
