@@ -188,21 +188,23 @@ def checkout_root() -> Path:
     return Path(__file__).resolve().parents[1]
 
 
+def _owner_name(location: str) -> str | None:
+    """`owner/name` from the last two parts of a URL, an scp-like address or a path; None when it has fewer."""
+    if "://" not in location and ":" not in location:
+        location = posixpath.normpath(location)  # a local path such as `/work/proj/.` (a clone of `.`)
+    match = re.search(r"[/:]([^/:]+)/([^/]+?)(?:\.git)?/?$", location.rstrip("/"))
+    return f"{match.group(1)}/{match.group(2)}" if match else None
+
+
 def name_from_remote(path: Path, default: str = "bugsleuth/bugsleuth") -> str:
     """`owner/name` from the `origin` remote of a checkout, else `default`."""
     try:
         url = _git(["config", "--get", "remote.origin.url"], cwd=path)
     except (RepositoryError, OSError, subprocess.TimeoutExpired):
         return default
-    if "://" not in url and ":" not in url:
-        url = posixpath.normpath(url)  # a local origin such as `/work/proj/.` (a clone of `.`)
-    match = re.search(r"[/:]([^/:]+)/([^/]+?)(?:\.git)?/?$", url)
-    return f"{match.group(1)}/{match.group(2)}" if match else default
+    return _owner_name(url) or default
 
 
 def name_for_location(location: str) -> str:
     """A registry name guessed from a URL or path (`owner/name`), used when the operator gives none."""
-    match = re.search(r"[/:]([^/:]+)/([^/]+?)(?:\.git)?/?$", location.rstrip("/"))
-    if match:
-        return f"{match.group(1)}/{match.group(2)}"
-    return Path(location).name
+    return _owner_name(location) or Path(location).name

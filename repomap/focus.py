@@ -238,8 +238,6 @@ class PathMatcher:
                 best, best_len, ties = cand, n, 1
             elif n == best_len:
                 ties += 1
-        if best is None:
-            return None
         # Several files ending the same way (`utils.py`, `migrations/0001_initial.py`): the printed path is none
         # of them in particular.
         return None if ties > 1 else best

@@ -3,7 +3,8 @@
 Every signal is generic: lexical similarity (BM25 over path + code, and over each definition), the repo
 map's PageRank, stack frames resolved into the repository, definitions named in the report, modules
 imported in the report's code, paths and literal messages quoted in the report. Test, doc and example
-files are down-weighted by path pattern only. Order-only lifts (`pathterms`) then reorder the files after the first.
+files are down-weighted by path pattern only. Order-only lifts (title words in paths and siblings from `pathterms`,
+and the title's own BM25) then reorder the files after the first.
 """
 
 from __future__ import annotations
@@ -134,8 +135,8 @@ class Candidate:
     reasons: list[str] = field(default_factory=list)
     """Human-readable evidence."""
     lift: float = 0.0
-    """Part of `score` added by the order-only lifts (`w_title_path`, `w_sibling`); `citation_order` leaves it
-    out, so a lifted file enters the top five without taking more citation slots."""
+    """Part of `score` added by the order-only lifts (`w_title_path`, `w_sibling`, `w_title_bm25`); `citation_order`
+    and the confidence leave it out, so a lifted file enters the top five without taking more citation slots."""
 
 
 @dataclass
@@ -205,6 +206,11 @@ def _is_test(path: str) -> bool:
 
 def _is_doc(path: str) -> bool:
     return bool(_DOC_PATH.search(path) or _NON_CODE.search(path))
+
+
+def _path_factor(path: str, config: RankConfig) -> float:
+    """The multiplier of a file's scores by what its path says it is: a test, a doc (or non-code file), or code."""
+    return config.test_factor if _is_test(path) else config.doc_factor if _is_doc(path) else 1.0
 
 
 def rank(
@@ -374,11 +380,7 @@ def rank(
 
     candidates: list[Candidate] = []
     for i, d in enumerate(docs):
-        score = sum(parts[i].values())
-        if _is_test(d.path):
-            score *= config.test_factor
-        elif _is_doc(d.path):
-            score *= config.doc_factor
+        score = sum(parts[i].values()) * _path_factor(d.path, config)
         candidates.append(Candidate(path=d.path, score=score, parts=parts[i], lines=lines[i], reasons=reasons[i]))
     candidates.sort(key=lambda c: (-c.score, c.path))
     if config.w_title_path > 0 or config.w_sibling > 0 or config.w_title_bm25 > 0:
@@ -396,23 +398,23 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
     `Candidate.lift`."""
     ranked = [(c.path, c.score) for c in candidates[: config.lift_pool]]
     pool = {path for path, _ in ranked}
+    title = report_title(text)
     signals = []
     if config.w_title_path > 0:
-        shares = path_term_scores(list(corpus.by_path), report_title(text), pool)
+        shares = path_term_scores(list(corpus.by_path), title, pool)
         signals.append(("title_path", config.w_title_path, shares, "its name or directory is in the title"))
     if config.w_sibling > 0:
         shares = sibling_scores(ranked, pool, top=config.lift_top, is_code=lambda p: not _is_test(p) and not _is_doc(p))
         signals.append(("sibling", config.w_sibling, shares, "in the directory of a leading suspect"))
     if config.w_title_bm25 > 0:
-        signals.append(("title_bm25", config.w_title_bm25, _title_bm25(corpus, report_title(text), pool, config),
+        signals.append(("title_bm25", config.w_title_bm25, _title_bm25(corpus, title, pool, config),
                         "its terms match the title's"))
     start = 1 if config.lift_keep_first else 0
     for key, weight, shares, why in signals:
         for cand in candidates[start:]:
             share = shares.get(cand.path)
             if share:
-                value = weight * share * (config.test_factor if _is_test(cand.path)
-                                          else config.doc_factor if _is_doc(cand.path) else 1.0)
+                value = weight * share * _path_factor(cand.path, config)
                 cand.parts[key] = weight * share
                 cand.score += value
                 cand.lift += value
