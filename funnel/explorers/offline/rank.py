@@ -83,6 +83,8 @@ class RankConfig:
     """Multiplier of scores of test files."""
     doc_factor: float = 0.4
     """Multiplier of scores of docs, examples and non-code files."""
+    generated_factor: float = 0.3
+    """Multiplier of scores of generated files (`Corpus.generated`: a generator's mark in the file's head)."""
     code_term_weight: float = 2.0
     """Query weight of terms written as code (backticks, code blocks) relative to prose terms."""
     title_term_weight: float = 2.0
@@ -208,9 +210,13 @@ def _is_doc(path: str) -> bool:
     return bool(_DOC_PATH.search(path) or _NON_CODE.search(path))
 
 
-def _path_factor(path: str, config: RankConfig) -> float:
-    """The multiplier of a file's scores by what its path says it is: a test, a doc (or non-code file), or code."""
-    return config.test_factor if _is_test(path) else config.doc_factor if _is_doc(path) else 1.0
+def _path_factor(path: str, config: RankConfig, generated: frozenset[str] = frozenset()) -> float:
+    """The multiplier of a file's scores by what it is: a test, a doc (or non-code file), generated, or code."""
+    if _is_test(path):
+        return config.test_factor
+    if _is_doc(path):
+        return config.doc_factor
+    return config.generated_factor if path in generated else 1.0
 
 
 def rank(
@@ -379,8 +385,9 @@ def rank(
             per_file_syms.setdefault(i, []).append((bonus, j))
 
     candidates: list[Candidate] = []
+    generated = corpus.generated
     for i, d in enumerate(docs):
-        score = sum(parts[i].values()) * _path_factor(d.path, config)
+        score = sum(parts[i].values()) * _path_factor(d.path, config, generated)
         candidates.append(Candidate(path=d.path, score=score, parts=parts[i], lines=lines[i], reasons=reasons[i]))
     candidates.sort(key=lambda c: (-c.score, c.path))
     if config.w_title_path > 0 or config.w_sibling > 0 or config.w_title_bm25 > 0:
@@ -404,7 +411,9 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
         shares = path_term_scores(list(corpus.by_path), title, pool)
         signals.append(("title_path", config.w_title_path, shares, "its name or directory is in the title"))
     if config.w_sibling > 0:
-        shares = sibling_scores(ranked, pool, top=config.lift_top, is_code=lambda p: not _is_test(p) and not _is_doc(p))
+        generated = corpus.generated
+        shares = sibling_scores(ranked, pool, top=config.lift_top,
+                                is_code=lambda p: not _is_test(p) and not _is_doc(p) and p not in generated)
         signals.append(("sibling", config.w_sibling, shares, "in the directory of a leading suspect"))
     if config.w_title_bm25 > 0:
         signals.append(("title_bm25", config.w_title_bm25, _title_bm25(corpus, title, pool, config),
@@ -414,7 +423,7 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
         for cand in candidates[start:]:
             share = shares.get(cand.path)
             if share:
-                value = weight * share * _path_factor(cand.path, config)
+                value = weight * share * _path_factor(cand.path, config, corpus.generated)
                 cand.parts[key] = weight * share
                 cand.score += value
                 cand.lift += value
