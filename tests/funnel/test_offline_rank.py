@@ -328,3 +328,28 @@ def test_generated_files_rank_below_the_hand_written_source(tmp_path):
     unweighted = [c.path for c in rank(corpus, text, Focus.from_text(text), config=RankConfig(generated_factor=1.0)).candidates]
     assert paths[0] == "src/number.c"
     assert unweighted[0] == "src/parser.c"
+
+
+def test_a_definition_the_title_writes_as_code_lifts_its_file(tmp_path):
+    repo = {
+        "calc/matrix.py": (
+            "class Matrix:\n    def kind(self):\n        return self.entries_kind()\n\n"
+            "    def entries_kind(self):\n        return 'matrix kind of entries'\n"
+        ),
+        "calc/kinds.py": "class Kind:\n    '''The kind of an expression: matrix kind, number kind.'''\n\ndef kind_of(x):\n    return Kind()\n",
+        "calc/calculus.py": "class Derivative:\n    def doit(self):\n        return self.expr\n",
+        "calc/series.py": "def series(expr):\n    return expr\n",
+    }
+    text = ("Wrong Derivative kind attribute\n\nThe kind of a matrix is right, but the derivative of a matrix "
+            "reports an undefined kind: `Matrix.kind` gives the matrix kind, the derivative gives a number kind.")
+    root = _make(tmp_path, repo)
+    corpus = Corpus.build(root, list(repo))
+    focus = Focus.from_text(text)
+    off = rank(corpus, text, focus, config=RankConfig(w_title_def=0.0))
+    on = rank(corpus, text, focus, config=RankConfig(w_title_def=2.0))
+    before, after = [c.path for c in off.candidates], [c.path for c in on.candidates]
+    assert before.index("calc/calculus.py") > 1
+    assert after[0] == before[0] and after[1] == "calc/calculus.py"
+    assert on.candidates[1].parts["title_def"] == 2.0 and on.confidence == off.confidence
+    # a plain lowercase word of the title (`kind`, `attribute`) names no definition for this lift
+    assert "title_def" not in {k for c in on.candidates if c.path == "calc/kinds.py" for k in c.parts}

@@ -3,8 +3,8 @@
 Every signal is generic: lexical similarity (BM25 over path + code, and over each definition), the repo
 map's PageRank, stack frames resolved into the repository, definitions named in the report, modules
 imported in the report's code, paths and literal messages quoted in the report. Test, doc and example
-files are down-weighted by path pattern only. Order-only lifts (title words in paths and siblings from `pathterms`,
-and the title's own BM25) then reorder the files after the first.
+files are down-weighted by path pattern, generated files by their generator's mark. Order-only lifts (title words in paths and siblings from `pathterms`,
+the title's own BM25, definitions the title names) then reorder the files after the first.
 """
 
 from __future__ import annotations
@@ -73,6 +73,9 @@ class RankConfig:
     w_title_bm25: float = 0.4
     """Order-only lift by BM25 over the title's terms alone, relative to the best file: in a long report the
     one-line summary is outweighed by tracebacks and code, and this gives it a share of its own."""
+    w_title_def: float = 0.3
+    """Order-only lift of files defining a name the title writes as code (`Derivative`, `JSONField`, `get_fields`:
+    not a plain lowercase word) when at most three code files define it; each such name counts 1 / those files."""
     lift_top: int = 3
     """Leading code files whose directories count for `w_sibling`."""
     lift_pool: int = 50
@@ -137,8 +140,8 @@ class Candidate:
     reasons: list[str] = field(default_factory=list)
     """Human-readable evidence."""
     lift: float = 0.0
-    """Part of `score` added by the order-only lifts (`w_title_path`, `w_sibling`, `w_title_bm25`); `citation_order`
-    and the confidence leave it out, so a lifted file enters the top five without taking more citation slots."""
+    """Part of `score` added by the order-only lifts (`w_title_path`, `w_sibling`, `w_title_bm25`, `w_title_def`);
+    `citation_order` and the confidence leave it out, so a lifted file enters the top five without taking more citation slots."""
 
 
 @dataclass
@@ -390,8 +393,8 @@ def rank(
         score = sum(parts[i].values()) * _path_factor(d.path, config, generated)
         candidates.append(Candidate(path=d.path, score=score, parts=parts[i], lines=lines[i], reasons=reasons[i]))
     candidates.sort(key=lambda c: (-c.score, c.path))
-    if config.w_title_path > 0 or config.w_sibling > 0 or config.w_title_bm25 > 0:
-        _lift(corpus, candidates, config, text)
+    if config.w_title_path > 0 or config.w_sibling > 0 or config.w_title_bm25 > 0 or config.w_title_def > 0:
+        _lift(corpus, candidates, config, text, names)
     for cand in candidates[: config.detailed]:
         i = by_path[cand.path]
         spans = docs[i].symbols
@@ -400,9 +403,10 @@ def rank(
     return Ranking(candidates, _confidence(candidates), query, config)
 
 
-def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text: str) -> None:
-    """Order-only lifts (title words in the path, siblings of the leading files, the title's own BM25), recorded in
-    `Candidate.lift`."""
+def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text: str,
+          names: Mapping[str, list[tuple[int, int]]]) -> None:
+    """Order-only lifts (title words in the path, siblings of the leading files, the title's own BM25, definitions
+    the title names), recorded in `Candidate.lift`."""
     ranked = [(c.path, c.score) for c in candidates[: config.lift_pool]]
     pool = {path for path, _ in ranked}
     title = report_title(text)
@@ -418,6 +422,9 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
     if config.w_title_bm25 > 0:
         signals.append(("title_bm25", config.w_title_bm25, _title_bm25(corpus, title, pool, config),
                         "its terms match the title's"))
+    if config.w_title_def > 0:
+        signals.append(("title_def", config.w_title_def, _title_definitions(corpus, title, names, pool),
+                        "defines a name the title writes"))
     start = 1 if config.lift_keep_first else 0
     for key, weight, shares, why in signals:
         for cand in candidates[start:]:
@@ -438,6 +445,22 @@ def _title_bm25(corpus: Corpus, title: str, pool: set[str], config: RankConfig) 
     scores = _bm25([d.terms for d in docs], [d.length for d in docs], query, None, config.k1, config.b)
     best = max(scores, default=0.0) or 1.0
     return {d.path: s / best for d, s in zip(docs, scores) if s > 0 and d.path in pool}
+
+
+def _title_definitions(corpus: Corpus, title: str, names: Mapping[str, list[tuple[int, int]]],
+                       pool: set[str]) -> dict[str, float]:
+    """Files of `pool` defining a name the title writes as code, when at most three code files define it: each
+    name counts 1 / the files defining it, capped at 1 per file."""
+    shares: dict[str, float] = {}
+    for word in set(re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", title)):
+        if re.fullmatch(r"[a-z]+", word):  # a plain word of the prose (`kind`, `request`)
+            continue
+        files = {corpus.docs[i].path for i, _ in names.get(word, ())}
+        files = {p for p in files if not _is_test(p) and not _is_doc(p)}
+        if 0 < len(files) <= 3:
+            for p in files & pool:
+                shares[p] = min(1.0, shares.get(p, 0.0) + 1.0 / len(files))
+    return shares
 
 
 def _prefer_members(spans: list[SymbolSpan], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:
