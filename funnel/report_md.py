@@ -211,12 +211,17 @@ def _level(rating: object) -> tuple[str | None, str]:
     return (str(level) if level is not None else None), getattr(rating, "reason", "") or ""
 
 
+_LEADING_MARKER = re.compile(r"^(\s*)(\d+[.)]\s|[-*+]\s)", re.M)
+"""A line of the explanation that would read back as a list item (the root cause's evidence bullets)."""
+_ESCAPED_MARKER = re.compile(r"^(\s*)\\(\d+[.)]\s|[-*+]\s)")
+
+
 def render_report(report: Diagnosis | ReportDraft) -> str:
     """Write a diagnosis or a draft in the fixed markdown template (`parse_report` reads it back unchanged)."""
     none = "_None._"
     out: list[str] = ["## Summary", report.summary.strip() or none, "", "## Root cause"]
     rc = report.root_cause
-    explanation = (rc.explanation if rc else "").strip()
+    explanation = _LEADING_MARKER.sub(r"\1\\\2", (rc.explanation if rc else "").strip())
     evidence = list(rc.evidence) if rc else []
     out.append(explanation or none)
     if evidence:
@@ -395,7 +400,8 @@ def _root_cause(lines: list[str]) -> DraftRootCause:
             if not re.fullmatch(r"\s*(?:\*\*|__)?evidence(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?\s*", line, re.I):
                 prose.append(line)
     evidence = [re.sub(r"^evidence\s*:\s*", "", b, flags=re.I) for b in bullets(item_lines)]
-    return DraftRootCause(explanation=plain_text(outside_fences(prose)), evidence=evidence)
+    explanation = plain_text([_ESCAPED_MARKER.sub(r"\1\2", line) for line in outside_fences(prose)])
+    return DraftRootCause(explanation=explanation, evidence=evidence)
 
 
 def parse_report(markdown: str) -> ReportDraft:

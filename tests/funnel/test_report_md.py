@@ -334,3 +334,11 @@ def test_pytest_style_node_ids_give_path_and_symbol():
     draft = parse_report("## Affected files\n1. `src/app/config.py::Config::load` lines 12-15 (cause)\n")
     (item,) = draft.affected_files
     assert (item.path, item.line_start, item.line_end, item.symbol) == ("src/app/config.py", 12, 15, "Config.load")
+
+
+def test_an_explanation_line_that_looks_like_a_bullet_stays_in_the_explanation():
+    draft = ReportDraft(summary="s", root_cause=DraftRootCause(explanation="- 0 is read as a count", evidence=["e"]))
+    text = render_report(draft)
+    assert "\\- 0 is read as a count" in text
+    back = parse_report(text)
+    assert (back.root_cause.explanation, back.root_cause.evidence) == ("- 0 is read as a count", ["e"])
