@@ -22,6 +22,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 DEFAULT_REPOS = [
     "spf13/cobra=/work/.mirror/spf13+cobra/repo",
@@ -55,6 +56,7 @@ HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.MULTILINE)
 MAX_FILES = 20
 MAX_GOLD = 2
 MIN_STATEMENT = 20
+T = TypeVar("T")
 
 
 @dataclass
@@ -143,7 +145,7 @@ def line_ranges(git_dir: Path, parent: str, sha: str, path: str) -> list[list[in
     return ranges
 
 
-def spread(items: list[Commit], n: int) -> list[Commit]:
+def spread(items: list[T], n: int) -> list[T]:
     """At most `n` items evenly spaced over the list (all of them when there are `n` or fewer)."""
     if len(items) <= n:
         return list(items)
@@ -172,11 +174,9 @@ def instances_for(
         statement = clean_statement(commit.subject, commit.body, gold)
         if len(statement) >= MIN_STATEMENT:
             qualifying.append((commit, gold, statement))
-    by_sha = {c.sha: (c, g, s) for c, g, s in qualifying}
     owner, name = repo.split("/", 1)
     rows = []
-    for commit in spread([c for c, _, _ in qualifying], per_repo):
-        _, gold, statement = by_sha[commit.sha]
+    for commit, gold, statement in spread(qualifying, per_repo):
         base = commit.parent
         if not exists(git_dir, f"{base}^{{commit}}") or not all(exists(git_dir, f"{base}:{p}") for p in gold):
             print(f"  skip {commit.sha[:12]}: base commit or gold file missing", file=sys.stderr)

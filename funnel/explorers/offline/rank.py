@@ -3,8 +3,9 @@
 Every signal is generic: lexical similarity (BM25 over path + code, and over each definition), the repo
 map's PageRank, stack frames resolved into the repository, definitions named in the report, modules
 imported in the report's code, paths and literal messages quoted in the report. Test, doc and example
-files are down-weighted by path pattern, generated files by their generator's mark. Order-only lifts (title words in paths and siblings from `pathterms`,
-the title's own BM25, definitions the title names) then reorder the files after the first.
+files are down-weighted by path pattern, generated files by their generator's mark. Order-only lifts (title words
+in paths and siblings from `pathterms`, the title's own BM25, definitions the title names) then reorder the files
+after the first.
 """
 
 from __future__ import annotations
@@ -141,7 +142,8 @@ class Candidate:
     """Human-readable evidence."""
     lift: float = 0.0
     """Part of `score` added by the order-only lifts (`w_title_path`, `w_sibling`, `w_title_bm25`, `w_title_def`);
-    `citation_order` and the confidence leave it out, so a lifted file enters the top five without taking more citation slots."""
+    `citation_order` and the confidence leave it out, so a lifted file enters the top five without taking more
+    citation slots."""
 
 
 @dataclass
@@ -211,6 +213,16 @@ def _is_test(path: str) -> bool:
 
 def _is_doc(path: str) -> bool:
     return bool(_DOC_PATH.search(path) or _NON_CODE.search(path))
+
+
+def _is_code(path: str) -> bool:
+    """Neither a test nor a doc (or non-code file) by its path."""
+    return not _is_test(path) and not _is_doc(path)
+
+
+def _is_prose_word(word: str) -> bool:
+    """A plain lowercase word (`kind`, `request`): as likely a word of English as the name of a definition."""
+    return re.fullmatch(r"[a-z]+", word) is not None
 
 
 def _path_factor(path: str, config: RankConfig, generated: frozenset[str] = frozenset()) -> float:
@@ -339,7 +351,7 @@ def rank(
                 hits = qualified
         rarity = 1.0 / (1.0 + math.log(len(hits)))
         strength = config.w_mention * rarity * (1.5 if ident in code_idents else 1.0) * (1.3 if qualifier else 1.0)
-        if ident not in code_idents and not qualifier and re.fullmatch(r"[a-z]+", name):
+        if ident not in code_idents and not qualifier and _is_prose_word(name):
             strength *= config.prose_mention_factor
         for i, j in hits[:25]:
             bump(i, "mention", min(strength, config.w_mention * 1.5), f"defines `{docs[i].symbols[j].qualname}` named in the report")
@@ -417,7 +429,7 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
     if config.w_sibling > 0:
         generated = corpus.generated
         shares = sibling_scores(ranked, pool, top=config.lift_top,
-                                is_code=lambda p: not _is_test(p) and not _is_doc(p) and p not in generated)
+                                is_code=lambda p: _is_code(p) and p not in generated)
         signals.append(("sibling", config.w_sibling, shares, "in the directory of a leading suspect"))
     if config.w_title_bm25 > 0:
         signals.append(("title_bm25", config.w_title_bm25, _title_bm25(corpus, title, pool, config),
@@ -453,10 +465,10 @@ def _title_definitions(corpus: Corpus, title: str, names: Mapping[str, list[tupl
     name counts 1 / the files defining it, capped at 1 per file."""
     shares: dict[str, float] = {}
     for word in set(re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", title)):
-        if re.fullmatch(r"[a-z]+", word):  # a plain word of the prose (`kind`, `request`)
+        if _is_prose_word(word):
             continue
         files = {corpus.docs[i].path for i, _ in names.get(word, ())}
-        files = {p for p in files if not _is_test(p) and not _is_doc(p)}
+        files = {p for p in files if _is_code(p)}
         if 0 < len(files) <= 3:
             for p in files & pool:
                 shares[p] = min(1.0, shares.get(p, 0.0) + 1.0 / len(files))
