@@ -37,15 +37,20 @@ def main() -> None:
     parser.add_argument("--split", choices=["tune", "check", "all"], default="tune")
     parser.add_argument("--every", type=int, default=1, help="take every n-th instance of the split")
     parser.add_argument("--map", action="store_true", help="tree-sitter definitions and PageRank from the repo map")
+    parser.add_argument("--ids", default="", help="only these instance ids (comma-separated)")
     args = parser.parse_args()
     variants: dict[str, dict] = json.loads(args.variants)
     configs = {name: dataclasses.replace(RankConfig(), **ov) for name, ov in variants.items()}
 
     rows = [json.loads(line) for line in open(args.data)]
     rows = {"tune": rows[0::2], "check": rows[1::2], "all": rows}[args.split][:: args.every]
+    if args.ids:
+        wanted = set(args.ids.split(","))
+        rows = [r for r in rows if r["instance_id"] in wanted]
     totals = {name: [0, 0, 0.0, 0] for name in configs}  # acc1, acc5, fn5 sum, instances with gold functions
     per: dict[str, list[float]] = {name: [] for name in configs}  # function Acc@5 per instance
     per_file: dict[str, list[bool]] = {name: [] for name in configs}  # file Acc@5 per instance
+    per_first: dict[str, list[bool]] = {name: [] for name in configs}  # file Acc@1 per instance
     started = time.perf_counter()
     for row in rows:
         root = ensure_tree(row["repo"], row["base_commit"])
@@ -73,9 +78,11 @@ def main() -> None:
                 t[3] += 1
             per[name].append(fn)
             per_file[name].append(all(g in files for g in row["gold_files"]))
+            per_first[name].append(all(g in files[:1] for g in row["gold_files"]))
     n = len(rows) or 1
     first = next(iter(per.values()), [])
     first_file = next(iter(per_file.values()), [])
+    first_first = next(iter(per_first.values()), [])
     for name, (a1, a5, fn, nfn) in totals.items():
         # instances whose function Acc@5 this variant gains / loses against the first variant
         gained = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first, per[name])) if b > a]
@@ -83,9 +90,13 @@ def main() -> None:
         # and whose file Acc@5 it gains / loses
         file_gained = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first_file, per_file[name])) if b and not a]
         file_lost = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first_file, per_file[name])) if a and not b]
+        # and whose file Acc@1 it gains / loses
+        top1_gained = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first_first, per_first[name])) if b and not a]
+        top1_lost = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first_first, per_first[name])) if a and not b]
         print(json.dumps({"split": args.split, "variant": name, "n": len(rows), "file_acc1": round(a1 / n, 3),
                           "file_acc5": round(a5 / n, 3), "fn_acc5": round(fn / (nfn or 1), 3),
-                          "fn_gained": gained, "fn_lost": lost, "file_gained": file_gained, "file_lost": file_lost}))
+                          "fn_gained": gained, "fn_lost": lost, "file_gained": file_gained, "file_lost": file_lost,
+                          "top1_gained": top1_gained, "top1_lost": top1_lost}))
     print(json.dumps({"seconds": round(time.perf_counter() - started, 1)}))
 
 

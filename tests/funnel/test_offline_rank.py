@@ -353,3 +353,33 @@ def test_a_definition_the_title_writes_as_code_lifts_its_file(tmp_path):
     assert on.candidates[1].parts["title_def"] == 2.0 and on.confidence == off.confidence
     # a plain lowercase word of the title (`kind`, `attribute`) names no definition for this lift
     assert "title_def" not in {k for c in on.candidates if c.path == "calc/kinds.py" for k in c.parts}
+
+
+def test_a_fully_qualified_name_in_the_prose_points_at_its_module(tmp_path):
+    repo = {
+        "lib/admin/utils.py": "def display_for_field(value, field):\n    return str(value)\n",
+        "lib/forms/fields.py": (
+            "class JSONField:\n    '''A JSON field: its value is displayed as JSON.'''\n"
+            "    def prepare_value(self, value):\n        return json_dumps(value)\n\n"
+            "def display_for_field(value):\n    return value\n"
+        ),
+        "src/main/java/com/acme/json/Writer.java": "package com.acme.json;\nclass Writer {\n  void flush() {}\n}\n",
+        "src/main/java/com/acme/io/Writer.java": "package com.acme.io;\nclass Writer {\n  void flush() {}\n}\n",
+    }
+    root = _make(tmp_path, repo)
+    corpus = Corpus.build(root, list(repo))
+    text = ("JSONField value is displayed as a dict\n\nThe JSONField value is displayed as a dict, not as JSON. "
+            "The fix would go in lib.admin.utils.display_for_field, calling prepare_value.")
+    focus = Focus.from_text(text)
+    on = {c.path: c for c in rank(corpus, text, focus).candidates}
+    off = {c.path: c for c in rank(corpus, text, focus, config=RankConfig(w_module_path=0.0)).candidates}
+    assert on["lib/admin/utils.py"].parts["path"] == RankConfig().w_module_path
+    assert "path" not in off["lib/admin/utils.py"].parts and "path" not in on["lib/forms/fields.py"].parts
+    # a Java class under a source root, qualified by its package, picks the one of two `Writer.java` files
+    java = "Output is truncated\n\nThe buffer is never written: com.acme.json.Writer.flush drops the last chunk."
+    ranked = {c.path: c for c in rank(corpus, java, Focus.from_text(java)).candidates}
+    assert "path" in ranked["src/main/java/com/acme/json/Writer.java"].parts
+    assert "path" not in ranked["src/main/java/com/acme/io/Writer.java"].parts
+    # the same name written in the report's code is usage, not a pointer at the module
+    code = "Crash on delete\n\n```python\nmodels.ForeignKey(on_delete=lib.admin.utils.display_for_field)\n```\n"
+    assert "path" not in {k for c in rank(corpus, code, Focus.from_text(code)).candidates for k in c.parts}

@@ -59,6 +59,10 @@ class RankConfig:
     """Boost of files whose module path a code block imports."""
     w_path: float = 0.6
     """Boost of files whose path the report mentions."""
+    w_module_path: float = 0.3
+    """Boost of the module file a fully qualified name of the prose is written under, when the name is defined there
+    (`a.b.c.func` → `a/b/c.py`; `com.x.Gson.toJson` → `.../com/x/Gson.java`): the reporter pointing at the code.
+    The same name in the report's code is usage (`on_delete=django.db.models.deletion.CASCADE`) and does not count."""
     w_stem: float = 0.3
     """Boost of files whose name (without extension) the report writes."""
     w_constant: float = 0.75
@@ -234,6 +238,17 @@ def _path_factor(path: str, config: RankConfig, generated: frozenset[str] = froz
     return config.generated_factor if path in generated else 1.0
 
 
+def _module_file(pieces: list[str], matcher: PathMatcher) -> str | None:
+    """The file of the module a qualified name `a.b.c.func` (or `a.b.C.method`) is written under: `a/b/c.py`, matched
+    by whole path suffix (`src/a/b/c.py`, `src/main/java/a/b/C.java`)."""
+    for cut in (len(pieces) - 1, len(pieces) - 2):
+        for cand in module_candidates(".".join(pieces[:cut])):
+            hit = matcher.match(cand)
+            if hit is not None and (hit == cand or hit.endswith("/" + cand)):
+                return hit
+    return None
+
+
 def rank(
     corpus: Corpus,
     text: str,
@@ -353,6 +368,10 @@ def rank(
         strength = config.w_mention * rarity * (1.5 if ident in code_idents else 1.0) * (1.3 if qualifier else 1.0)
         if ident not in code_idents and not qualifier and _is_prose_word(name):
             strength *= config.prose_mention_factor
+        if config.w_module_path > 0 and len(pieces) >= 3 and ident not in code_idents:
+            module_file = _module_file(pieces, matcher)
+            if module_file is not None and any(docs[i].path == module_file for i, _ in hits):
+                bump(by_path[module_file], "path", config.w_module_path, f"report names `{ident}`, defined here")
         for i, j in hits[:25]:
             bump(i, "mention", min(strength, config.w_mention * 1.5), f"defines `{docs[i].symbols[j].qualname}` named in the report")
             sym_bonus[(i, j)] = max(sym_bonus.get((i, j), 0.0), strength)
