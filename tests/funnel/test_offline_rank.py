@@ -383,3 +383,26 @@ def test_a_fully_qualified_name_in_the_prose_points_at_its_module(tmp_path):
     # the same name written in the report's code is usage, not a pointer at the module
     code = "Crash on delete\n\n```python\nmodels.ForeignKey(on_delete=lib.admin.utils.display_for_field)\n```\n"
     assert "path" not in {k for c in rank(corpus, code, Focus.from_text(code)).candidates for k in c.parts}
+
+
+def test_vendored_copies_of_other_projects_rank_below_the_project_s_own_code(tmp_path):
+    own = "def send(request, timeout):\n    '''Send a request: a read timeout raises ReadTimeout.'''\n    return request\n"
+    copy = ("class ReadTimeoutError(Exception):\n    '''Raised when a read timeout happens on a request.'''\n\n"
+            "def read_timeout(request):\n    raise ReadTimeoutError(request)\n")
+    files = {
+        "web/__init__.py": "__version__ = '2.7'\n",
+        "web/adapters.py": own,
+        "web/packages/__init__.py": "",
+        "web/packages/pool3/__init__.py": "__version__ = 'dev'\n",
+        "web/packages/pool3/exceptions.py": copy,
+        "internal/vendor/github.com/x/pool/pool.go": "package pool\n// read timeout of a request\nfunc ReadTimeout() {}\n",
+    }
+    root = _make(tmp_path, files)
+    corpus = Corpus.build(root, list(files))
+    assert corpus.vendored == {"web/packages/pool3/__init__.py", "web/packages/pool3/exceptions.py",
+                               "internal/vendor/github.com/x/pool/pool.go"}
+    text = "Read timeout of a request leaks ReadTimeoutError\n\nA read timeout raises ReadTimeoutError from the request."
+    paths = [c.path for c in rank(corpus, text, Focus.from_text(text)).candidates]
+    unweighted = [c.path for c in rank(corpus, text, Focus.from_text(text), config=RankConfig(vendored_factor=1.0)).candidates]
+    assert unweighted[0] == "web/packages/pool3/exceptions.py"
+    assert paths[0] == "web/adapters.py"

@@ -3,7 +3,8 @@
 Every signal is generic: lexical similarity (BM25 over path + code, and over each definition), the repo
 map's PageRank, stack frames resolved into the repository, definitions named in the report, modules
 imported in the report's code, paths and literal messages quoted in the report. Test, doc and example
-files are down-weighted by path pattern, generated files by their generator's mark. Order-only lifts (title words
+files are down-weighted by path pattern, generated files by their generator's mark, vendored copies of other
+projects by their directory. Order-only lifts (title words
 in paths and siblings from `pathterms`, the title's own BM25, definitions the title names) then reorder the files
 after the first.
 """
@@ -93,6 +94,9 @@ class RankConfig:
     """Multiplier of scores of docs, examples and non-code files."""
     generated_factor: float = 0.3
     """Multiplier of scores of generated files (`Corpus.generated`: a generator's mark in the file's head)."""
+    vendored_factor: float = 0.3
+    """Multiplier of scores of third-party code copied into the tree (`Corpus.vendored`: `vendor/`, `third_party/`,
+    `extern/`..., or a nested package declaring its own `__version__`)."""
     code_term_weight: float = 2.0
     """Query weight of terms written as code (backticks, code blocks) relative to prose terms."""
     title_term_weight: float = 2.0
@@ -229,13 +233,16 @@ def _is_prose_word(word: str) -> bool:
     return re.fullmatch(r"[a-z]+", word) is not None
 
 
-def _path_factor(path: str, config: RankConfig, generated: frozenset[str] = frozenset()) -> float:
-    """The multiplier of a file's scores by what it is: a test, a doc (or non-code file), generated, or code."""
+def _path_factor(path: str, config: RankConfig, corpus: Corpus) -> float:
+    """The multiplier of a file's scores by what it is: a test, a doc (or non-code file), generated, vendored, or
+    the project's own code."""
     if _is_test(path):
         return config.test_factor
     if _is_doc(path):
         return config.doc_factor
-    return config.generated_factor if path in generated else 1.0
+    if path in corpus.generated:
+        return config.generated_factor
+    return config.vendored_factor if path in corpus.vendored else 1.0
 
 
 def _module_file(pieces: list[str], matcher: PathMatcher) -> str | None:
@@ -419,9 +426,8 @@ def rank(
             per_file_syms.setdefault(i, []).append((bonus, j))
 
     candidates: list[Candidate] = []
-    generated = corpus.generated
     for i, d in enumerate(docs):
-        score = sum(parts[i].values()) * _path_factor(d.path, config, generated)
+        score = sum(parts[i].values()) * _path_factor(d.path, config, corpus)
         candidates.append(Candidate(path=d.path, score=score, parts=parts[i], lines=lines[i], reasons=reasons[i]))
     candidates.sort(key=lambda c: (-c.score, c.path))
     if config.w_title_path > 0 or config.w_sibling > 0 or config.w_title_bm25 > 0 or config.w_title_def > 0:
@@ -446,9 +452,9 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
         shares = path_term_scores(list(corpus.by_path), title, pool)
         signals.append(("title_path", config.w_title_path, shares, "its name or directory is in the title"))
     if config.w_sibling > 0:
-        generated = corpus.generated
+        foreign = corpus.generated | corpus.vendored
         shares = sibling_scores(ranked, pool, top=config.lift_top,
-                                is_code=lambda p: _is_code(p) and p not in generated)
+                                is_code=lambda p: _is_code(p) and p not in foreign)
         signals.append(("sibling", config.w_sibling, shares, "in the directory of a leading suspect"))
     if config.w_title_bm25 > 0:
         signals.append(("title_bm25", config.w_title_bm25, _title_bm25(corpus, title, pool, config),
@@ -461,7 +467,7 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
         for cand in candidates[start:]:
             share = shares.get(cand.path)
             if share:
-                value = weight * share * _path_factor(cand.path, config, corpus.generated)
+                value = weight * share * _path_factor(cand.path, config, corpus)
                 cand.parts[key] = weight * share
                 cand.score += value
                 cand.lift += value
