@@ -30,6 +30,11 @@ from repomap import build_repo_map  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 
 
+def _changes(ids: list[str], base: list[float], mine: list[float]) -> tuple[list[str], list[str]]:
+    """The ids whose per-instance score `mine` raises / lowers against `base` (booleans count as 0 / 1)."""
+    return ([i for i, a, b in zip(ids, base, mine) if b > a], [i for i, a, b in zip(ids, base, mine) if b < a])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("variants", help='JSON object: variant name -> RankConfig overrides, e.g. {"base": {}}')
@@ -46,6 +51,9 @@ def main() -> None:
     rows = {"tune": rows[0::2], "check": rows[1::2], "all": rows}[args.split][:: args.every]
     if args.ids:
         wanted = set(args.ids.split(","))
+        unknown = wanted - {r["instance_id"] for r in rows}
+        if unknown:
+            parser.error(f"--ids: not in the {args.split} split: {', '.join(sorted(unknown))}")
         rows = [r for r in rows if r["instance_id"] in wanted]
     totals = {name: [0, 0, 0.0, 0] for name in configs}  # acc1, acc5, fn5 sum, instances with gold functions
     per: dict[str, list[float]] = {name: [] for name in configs}  # function Acc@5 per instance
@@ -80,19 +88,13 @@ def main() -> None:
             per_file[name].append(all(g in files for g in row["gold_files"]))
             per_first[name].append(all(g in files[:1] for g in row["gold_files"]))
     n = len(rows) or 1
-    first = next(iter(per.values()), [])
-    first_file = next(iter(per_file.values()), [])
-    first_first = next(iter(per_first.values()), [])
+    ids = [r["instance_id"] for r in rows]
+    first = next(iter(configs))
     for name, (a1, a5, fn, nfn) in totals.items():
-        # instances whose function Acc@5 this variant gains / loses against the first variant
-        gained = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first, per[name])) if b > a]
-        lost = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first, per[name])) if b < a]
-        # and whose file Acc@5 it gains / loses
-        file_gained = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first_file, per_file[name])) if b and not a]
-        file_lost = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first_file, per_file[name])) if a and not b]
-        # and whose file Acc@1 it gains / loses
-        top1_gained = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first_first, per_first[name])) if b and not a]
-        top1_lost = [rows[k]["instance_id"] for k, (a, b) in enumerate(zip(first_first, per_first[name])) if a and not b]
+        # instances whose function Acc@5, file Acc@5 and file Acc@1 this variant gains / loses against the first one
+        gained, lost = _changes(ids, per[first], per[name])
+        file_gained, file_lost = _changes(ids, per_file[first], per_file[name])
+        top1_gained, top1_lost = _changes(ids, per_first[first], per_first[name])
         print(json.dumps({"split": args.split, "variant": name, "n": len(rows), "file_acc1": round(a1 / n, 3),
                           "file_acc5": round(a5 / n, 3), "fn_acc5": round(fn / (nfn or 1), 3),
                           "fn_gained": gained, "fn_lost": lost, "file_gained": file_gained, "file_lost": file_lost,

@@ -157,10 +157,11 @@ class Corpus:
         if self._vendored is None:
             roots = []
             for path, text in self.texts.items():
-                if path.endswith("/__init__.py") and "/" in path[: -len("/__init__.py")] and _OWN_VERSION.search(text):
-                    package = path[: -len("/__init__.py")]
-                    if (self.root / package.rsplit("/", 1)[0] / "__init__.py").is_file():
-                        roots.append(package + "/")
+                package, _, name = path.rpartition("/")
+                parent = package.rpartition("/")[0]
+                if name == "__init__.py" and parent and _OWN_VERSION.search(text) \
+                        and (self.root / parent / "__init__.py").is_file():
+                    roots.append(package + "/")
             self._vendored = frozenset(p for p in self.texts
                                        if _VENDOR_DIR.search(p) or any(p.startswith(r) for r in roots))
         return self._vendored

@@ -4,9 +4,8 @@ Every signal is generic: lexical similarity (BM25 over path + code, and over eac
 map's PageRank, stack frames resolved into the repository, definitions named in the report, modules
 imported in the report's code, paths and literal messages quoted in the report. Test, doc and example
 files are down-weighted by path pattern, generated files by their generator's mark, vendored copies of other
-projects by their directory. Order-only lifts (title words
-in paths and siblings from `pathterms`, the title's own BM25, definitions the title names) then reorder the files
-after the first.
+projects by their directory. Order-only lifts (title words in paths and siblings from `pathterms`, the title's own
+BM25, definitions the title names) then reorder the files after the first.
 """
 
 from __future__ import annotations
