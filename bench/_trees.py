@@ -22,12 +22,17 @@ def tree_path(repo: str, commit: str) -> Path:
     return TREES / repo.replace("/", "__") / commit
 
 
+def mirror_git_dir(repo: str) -> Path:
+    """The bare mirror (git directory) of `repo`."""
+    return MIRRORS / FORKS.get(repo, repo).replace("/", "+") / "repo"
+
+
 def ensure_tree(repo: str, commit: str) -> Path:
     """Return the cached tree, materializing it from the bare mirror when missing."""
     dest = tree_path(repo, commit)
     if dest.is_dir():
         return dest
-    git_dir = MIRRORS / FORKS.get(repo, repo).replace("/", "+") / "repo"
+    git_dir = mirror_git_dir(repo)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}.", dir=dest.parent))
     try:

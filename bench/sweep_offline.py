@@ -22,9 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluation.metrics import function_acc_at_k, gold_entities  # noqa: E402
-from bench._trees import ensure_tree  # noqa: E402
+from bench._trees import ensure_tree, mirror_git_dir  # noqa: E402
 from bench.tune_offline import walk  # noqa: E402
 from funnel.explorers.offline.corpus import Corpus, default_cache_dir  # noqa: E402
+from funnel.explorers.offline.history import HistoryConfig, history_scores  # noqa: E402
 from funnel.explorers.offline.rank import RankConfig, affected_entries, rank  # noqa: E402
 from repomap import build_repo_map  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
@@ -45,6 +46,7 @@ def main() -> None:
     parser.add_argument("--ids", default="", help="only these instance ids (comma-separated)")
     args = parser.parse_args()
     variants: dict[str, dict] = json.loads(args.variants)
+    past_configs = {name: HistoryConfig(**ov.pop("history", {})) for name, ov in variants.items()}
     configs = {name: dataclasses.replace(RankConfig(), **ov) for name, ov in variants.items()}
 
     rows = [json.loads(line) for line in open(args.data)]
@@ -72,9 +74,15 @@ def main() -> None:
         else:
             corpus = Corpus.build(root, walk(root), cache_dir=default_cache_dir())
         focus = Focus.from_text(text)
+        pasts: dict[HistoryConfig, dict[str, float]] = {}
+        for name, config in configs.items():
+            if config.w_history and past_configs[name] not in pasts:
+                pasts[past_configs[name]] = history_scores(text, mirror_git_dir(row["repo"]), row["base_commit"],
+                                                           cache_dir=default_cache_dir(), config=past_configs[name])
         gold_fns = gold_entities(row["gold_functions"])
         for name, config in configs.items():
-            ranking = rank(corpus, text, focus, pagerank=pagerank, config=config)
+            history = pasts.get(past_configs[name]) if config.w_history else None
+            ranking = rank(corpus, text, focus, pagerank=pagerank, history=history, config=config)
             files = [c.path for c in ranking.candidates[:5]]
             syms = list(dict.fromkeys(f"{p}:{s}" for p, s in affected_entries(ranking) if s))[:5]
             t = totals[name]

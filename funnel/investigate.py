@@ -99,6 +99,7 @@ async def investigate(
     trace_path: Path | None = None,
     cancel: CancelToken | None = None,
     commit: str | None = None,
+    git_dir: Path | str | None = None,
     structurer: str | None = None,
     extra_context: str | None = None,
     memory: str | None = None,
@@ -121,7 +122,8 @@ async def investigate(
     cancel = cancel or CancelToken()
     is_model = isinstance(explorer, ModelExplorer)
     wants_prepass = is_model and limits.prepass and limits.prepass_candidates > 0
-    contexts = _Contexts(report, root, repo_map, extra_context, memory, limits, prepass=wants_prepass)
+    contexts = _Contexts(report, root, repo_map, extra_context, memory, limits, prepass=wants_prepass,
+                         history=(git_dir, commit))
     transcript: list[ModelMessage] = []
     run = _Run(tracer=tracer, limits=limits, root=root, cancel=cancel, hooks=hooks or default_hooks(),
                deadline=started + limits.timeout_s, started=started, transcript=transcript, contexts=contexts,
@@ -215,8 +217,8 @@ class _Contexts:
     """Builds the explorer context (sandbox, focused repo map, pre-pass) once, off the event loop, for every run."""
 
     def __init__(self, report: BugReport, root: Path, repo_map: Any, extra: str | None, memory: str | None,
-                 limits: Limits, *, prepass: bool) -> None:  # fmt: skip
-        self._args = (report, root, repo_map, extra, memory, limits, prepass)
+                 limits: Limits, *, prepass: bool, history: tuple[Path | str | None, str | None] = (None, None)) -> None:  # fmt: skip
+        self._args = (report, root, repo_map, extra, memory, limits, prepass, history)
         self._value: tuple[ExplorerContext, Prepass | None] | None = None
 
     async def get(self) -> tuple[ExplorerContext, Prepass | None]:
@@ -227,8 +229,10 @@ class _Contexts:
 
 
 def _context(report: BugReport, root: Path, repo_map: Any, extra: str | None, memory: str | None, limits: Limits,
-             prepass: bool) -> tuple[ExplorerContext, Prepass | None]:  # fmt: skip
-    """Build the sandbox, the focused repo map, the explorer context and (for a model) the lexical pre-pass."""
+             prepass: bool, history: tuple[Path | str | None, str | None]) -> tuple[ExplorerContext, Prepass | None]:  # fmt: skip
+    """Build the sandbox, the focused repo map, the explorer context, the history source and (for a model) the
+    lexical pre-pass."""
+    from funnel.explorers.offline.history import HistorySource
     from funnel.sandbox import Sandbox
 
     focus = None
@@ -245,10 +249,13 @@ def _context(report: BugReport, root: Path, repo_map: Any, extra: str | None, me
             repo_map = build_repo_map(root, focus=focus or report.text, token_budget=limits.repo_map_tokens)
         except Exception:  # the map helps, it is not essential: explore without it
             _log.warning("repo map unavailable for %s", root, exc_info=True)
+    source = HistorySource.locate(root, *history) if limits.history else None
     ctx = ExplorerContext(report=report, root=root, repo_map=repo_map, sandbox=Sandbox(root), limits=limits,
                           focus=focus, extra_context=extra, memory=prompts.load_memory(root, limits, memory),
-                          template=prompts.report_template())  # fmt: skip
-    found = run_prepass(report.text, root, repo_map, focus=focus, top=limits.prepass_candidates) if prepass else None
+                          template=prompts.report_template(), history=source)  # fmt: skip
+    found = None
+    if prepass:
+        found = run_prepass(report.text, root, repo_map, focus=focus, top=limits.prepass_candidates, history=source)
     return ctx, found
 
 

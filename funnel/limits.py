@@ -66,6 +66,10 @@ class Limits:
     """Candidate files the pre-pass shows to the model (and uses to refocus the repo map)."""
     fallback_to_offline: bool = True
     """When the model endpoint fails (unreachable, refused, retries exhausted), rerun with the offline investigator."""
+    history: bool = True
+    """Let the offline ranking use the repository's git history as evidence (files changed by earlier commits whose
+    messages resemble the report; nothing later than the investigated commit), when the tree is a git checkout or
+    a git directory is given."""
 
     def __post_init__(self) -> None:
         for f in fields(self):

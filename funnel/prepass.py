@@ -46,19 +46,22 @@ class Prepass:
         return f"{len(self.candidates)} candidate(s) shown to the model, first {self.candidates[0].path}"
 
 
-def run_prepass(text: str, root: Path, repo_map: Any = None, *, focus: Any = None, top: int = 5) -> Prepass:
-    """Rank the tree for a report offline and keep the `top` candidate files; never raises."""
+def run_prepass(text: str, root: Path, repo_map: Any = None, *, focus: Any = None, top: int = 5,
+                history: Any = None) -> Prepass:
+    """Rank the tree for a report offline (with the `HistorySource` `history` when given) and keep the `top`
+    candidate files; never raises."""
     started = time.perf_counter()
     try:
         from funnel.explorers.offline import rank_report
+        from funnel.explorers.offline.rank import CONTEXT_PARTS
 
-        ranking, _ = rank_report(text, root, repo_map, focus=focus)
+        ranking, _ = rank_report(text, root, repo_map, focus=focus, history=history)
     except Exception as e:  # the pre-pass helps, it is not essential: the model explores without it
         _log.warning("pre-pass ranking failed for %s", root, exc_info=True)
         return Prepass(seconds=time.perf_counter() - started, error=f"{type(e).__name__}: {e}")
     candidates = []
     for cand in ranking.candidates[:top]:
-        if cand.score <= 0 or not any(v > 0 for k, v in cand.parts.items() if k != "pagerank"):
+        if cand.score <= 0 or not any(v > 0 for k, v in cand.parts.items() if k not in CONTEXT_PARTS):
             continue
         symbols = [f"{s.span.qualname}:{s.span.start_line}-{s.span.end_line}" for s in cand.symbols[:3]]
         reasons = list(dict.fromkeys(cand.reasons))[:3]

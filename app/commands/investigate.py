@@ -113,7 +113,9 @@ def register(cli: typer.Typer) -> None:
         trace: Annotated[Path | None, typer.Option("--trace", help="Write the JSONL trace here (transcript and diagnosis beside it).")] = None,
         title: Annotated[str | None, typer.Option("--title", help="Report title (default: the report's first line).")] = None,
         structurer: Annotated[str | None, typer.Option("--structurer", help="Model string for structuring (default: the parser).")] = None,
-        commit: Annotated[str | None, typer.Option("--commit", help="Commit being investigated, recorded in the result.")] = None,
+        commit: Annotated[str | None, typer.Option("--commit", help="Commit being investigated, recorded in the result; history after it is never used.")] = None,
+        git_dir: Annotated[Path | None, typer.Option("--git-dir", help="Git directory whose history the ranking may use (default: PATH's own, when PATH is a checkout).")] = None,
+        no_history: Annotated[bool, typer.Option("--no-history", help="Do not use the repository's git history as evidence.")] = False,
         max_attempts: Annotated[int | None, typer.Option("--max-attempts", min=1, max=5)] = None,
         explore_calls: Annotated[int | None, typer.Option("--explore-calls", min=0, max=24)] = None,
         deep_dive_reads: Annotated[int | None, typer.Option("--deep-dive-reads", min=0, max=24)] = None,
@@ -140,6 +142,10 @@ def register(cli: typer.Typer) -> None:
             changes["prepass"] = False
         if no_fallback:
             changes["fallback_to_offline"] = False
+        if no_history:
+            changes["history"] = False
+        if git_dir is not None and not git_dir.is_dir():
+            raise typer.BadParameter(f"{git_dir} is not a directory", param_hint="--git-dir")
         try:
             chosen: Any = resolve_explorer(explorer)
         except UserError as e:
@@ -154,7 +160,7 @@ def register(cli: typer.Typer) -> None:
         previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel("interrupted (Ctrl-C)"))
         try:
             result = investigate_sync(bug, path, explorer=chosen, limits=Limits(**changes), trace_path=trace,
-                                      cancel=cancel, commit=commit, structurer=structurer, memory=notes,
+                                      cancel=cancel, commit=commit, git_dir=git_dir, structurer=structurer, memory=notes,
                                       on_event=None if quiet else _progress)  # fmt: skip
         except UserError as e:
             typer.echo(f"error: {e}", err=True)

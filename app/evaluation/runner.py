@@ -141,7 +141,7 @@ def run_task(task: Task) -> dict[str, Any]:
             trace.unlink(missing_ok=True)  # a rerun replaces the trace of an earlier attempt
             extra["trace_path"] = trace
         result = investigate(report_from_statement(task.problem_statement), tree.path, explorer=task.explorer,
-                             commit=task.base_commit, **extra)
+                             commit=task.base_commit, git_dir=task.git_dir, **extra)
         record.update(describe_result(result))
     except Exception as exc:  # noqa: BLE001 - record and go on
         tail = "".join(traceback.format_exception(exc)[-3:]).strip()

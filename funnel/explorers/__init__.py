@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
     from funnel.explorers.command import CommandExplorer
+    from funnel.explorers.offline.history import HistorySource
 
 __all__ = ("Explorer", "ExplorerContext", "explorer_name", "resolve_explorer")
 
@@ -63,6 +64,8 @@ class ExplorerContext:
     """Feedback notes from people plus the repository's memory file (`AGENTS.md`), as shown to the model."""
     template: str = ""
     """The markdown report template the output phase must follow."""
+    history: HistorySource | None = None
+    """The repository's git history up to the investigated commit, or None (not a git checkout, or turned off)."""
 
     @property
     def index(self) -> Any:

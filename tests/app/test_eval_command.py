@@ -85,7 +85,7 @@ def test_scoring_fields_never_reach_the_investigation(bench):
     by_title = {c["report"]["title"]: c for c in calls}
     first = by_title["Division by zero is not caught"]
     assert first["report"]["body"].startswith("Calling divide(1, 0) crashes.")
-    assert first["kwargs"] == {"explorer": "offline", "commit": bench["commits"][1],
+    assert first["kwargs"] == {"explorer": "offline", "commit": bench["commits"][1], "git_dir": str(bench["repo"]),
                                "trace_path": str(bench["out"] / "traces" / "acme__calc-1.jsonl")}
     tree = Path(first["root"])
     assert (tree / "pkg" / "core.py").read_text() == fx.CORE_V1  # the tree at base_commit, not at HEAD

@@ -42,6 +42,6 @@ class OfflineExplorer:
     def build_model(self, ctx: ExplorerContext) -> FunctionModel:
         """A FunctionModel running the offline policy over this run's report, tree and repo map."""
         policy = OfflinePolicy(text=ctx.report.text, root=ctx.root, repo_map=ctx.repo_map, focus=ctx.focus,
-                               limits=ctx.limits, config=self.config)  # fmt: skip
+                               limits=ctx.limits, config=self.config, history=ctx.history)  # fmt: skip
         self.last_policy = policy
         return FunctionModel(policy, model_name="offline")

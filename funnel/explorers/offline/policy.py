@@ -32,7 +32,8 @@ from pydantic_ai.models.function import AgentInfo
 
 from funnel.explorers.offline.corpus import Corpus, default_cache_dir
 from funnel.explorers.offline.evidence import Read, parse_read, parse_search_hits, search_terms, symbol_queries
-from funnel.explorers.offline.rank import RankConfig, Ranking, rank
+from funnel.explorers.offline.history import HistoryConfig, HistorySource
+from funnel.explorers.offline.rank import CONTEXT_PARTS, RankConfig, Ranking, rank
 from funnel.explorers.offline.writer import WriterConfig, plan_citations, write_report
 from funnel.phases import ControlTool, phase_of_tools
 from repomap.focus import Focus
@@ -60,7 +61,9 @@ class OfflineConfig:
     suspects: int = 3
     """Suspects named when entering the deep-dive."""
     cache_dir: Path | None = None
-    """Where term counts are cached (default: `$BUGSLEUTH_CACHE_DIR/offline`)."""
+    """Where term counts and commit logs are cached (default: `$BUGSLEUTH_CACHE_DIR/offline`)."""
+    history: HistoryConfig = field(default_factory=HistoryConfig)
+    """Which past commits count as evidence (the signal's weight is `rank.w_history`)."""
 
 
 def _walk(root: Path) -> list[str]:
@@ -87,18 +90,25 @@ def build_corpus(root: Path, repo_map: Any = None, cache_dir: Path | None = None
 
 
 def rank_report(text: str, root: Path, repo_map: Any = None, *, focus: Focus | None = None,
-                config: RankConfig | None = None, cache_dir: Path | None = None) -> tuple[Ranking, Corpus]:
-    """Rank a tree's files and definitions for a report text (the offline pre-pass, also usable to seed a model)."""
+                config: RankConfig | None = None, cache_dir: Path | None = None,
+                history: HistorySource | None = None,
+                history_config: HistoryConfig | None = None) -> tuple[Ranking, Corpus]:
+    """Rank a tree's files and definitions for a report text (the offline pre-pass, also usable to seed a model),
+    with the past commits of `history` as evidence when given."""
+    config = config or RankConfig()
     corpus, pagerank = build_corpus(root, repo_map, cache_dir)
     focus = focus or Focus.from_text(text)
-    return rank(corpus, text, focus, pagerank=pagerank, config=config), corpus
+    past = None
+    if history is not None and config.w_history > 0:
+        past = history.scores(text, cache_dir=cache_dir or default_cache_dir(), config=history_config)
+    return rank(corpus, text, focus, pagerank=pagerank, history=past, config=config), corpus
 
 
 class OfflinePolicy:
     """The FunctionModel function: one deterministic decision per model request."""
 
     def __init__(self, *, text: str, root: Path, repo_map: Any, focus: Focus | None, limits: Any,
-                 config: OfflineConfig | None = None) -> None:
+                 config: OfflineConfig | None = None, history: HistorySource | None = None) -> None:
         self.text = text
         """The report text (title and body)."""
         self.root = root
@@ -111,6 +121,8 @@ class OfflinePolicy:
         """The run's `Limits` (explore and deep-dive budgets)."""
         self.config = config or OfflineConfig()
         """Knobs."""
+        self.history = history
+        """The repository's history up to the investigated commit, or None."""
         self.ranking: Ranking | None = None
         """Candidates, computed on the first turn."""
         self.corpus: Corpus | None = None
@@ -130,7 +142,8 @@ class OfflinePolicy:
             started = time.perf_counter()
             try:
                 self.ranking, self.corpus = rank_report(self.text, self.root, self.repo_map, focus=self.focus,
-                                                        config=self.config.rank, cache_dir=self.config.cache_dir)  # fmt: skip
+                                                        config=self.config.rank, cache_dir=self.config.cache_dir,
+                                                        history=self.history, history_config=self.config.history)  # fmt: skip
             except OSError:  # an unreadable tree: investigate with nothing ranked (the run then asks the reporter)
                 _log.warning("offline ranking failed for %s", self.root, exc_info=True)
                 self.ranking, self.corpus = Ranking([], 0.05, {}), Corpus(self.root, [], {})
@@ -159,7 +172,7 @@ class OfflinePolicy:
 
     def _evidence_found(self) -> bool:
         assert self.ranking is not None
-        return any(v > 0 for c in self.ranking.candidates[:5] for k, v in c.parts.items() if k != "pagerank")
+        return any(v > 0 for c in self.ranking.candidates[:5] for k, v in c.parts.items() if k not in CONTEXT_PARTS)
 
     # -------------------------------------------------------------------------------------------- turns
     def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

@@ -20,8 +20,8 @@ from funnel.explorers.offline.evidence import literal_keys
 from funnel.explorers.offline.pathterms import path_term_scores, sibling_scores
 from repomap.focus import Focus, PathMatcher, module_candidates, resolve_frames, strip_frames
 
-__all__ = ("RankConfig", "Candidate", "SymbolHit", "Ranking", "rank", "affected_entries", "citation_order",
-           "report_title")
+__all__ = ("CONTEXT_PARTS", "RankConfig", "Candidate", "SymbolHit", "Ranking", "rank", "affected_entries",
+           "citation_order", "report_title")
 
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:\w+_)?(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)(?:_\w+)?/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
@@ -30,6 +30,9 @@ _TEST_PATH = re.compile(
 _DOC_PATH = re.compile(r"(?:^|/)(?:docs?|examples?|samples?|benchmarks?|asv_bench|tutorials?|galleries)/")
 _NON_CODE = re.compile(r"\.(?:txt|rst|md|json|ya?ml|toml|cfg|ini|html|css|svg|csv|lock|xml|pyi)$|\.d\.ts$")
 _MIN_MENTION_LEN = 4
+
+CONTEXT_PARTS = frozenset({"pagerank", "history"})
+"""Signals that say where a project's work happens, not that the report matched the code: alone no evidence."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ class RankConfig:
     """Weight of the best symbol-level BM25 in the file (normalized to the best symbol)."""
     w_pagerank: float = 0.1
     """Weight of the repo map's PageRank (normalized to the best file)."""
+    w_history: float = 0.2
+    """Weight of the history signal: files changed by past commits whose messages resemble the report (normalized
+    to the best file; see `history.history_scores`; 0 turns it off)."""
     w_frame: float = 1.2
     """Boost of the innermost in-repository stack frame's file (outer frames get less)."""
     frame_decay: float = 0.4
@@ -261,6 +267,7 @@ def rank(
     focus: Focus | None = None,
     *,
     pagerank: Mapping[str, float] | None = None,
+    history: Mapping[str, float] | None = None,
     config: RankConfig | None = None,
 ) -> Ranking:
     """Rank the corpus' files (and their symbols) for a report text."""
@@ -406,6 +413,15 @@ def rank(
             pr = pagerank.get(d.path)
             if pr:
                 parts[i]["pagerank"] = config.w_pagerank * math.sqrt(pr / top_pr)
+
+    # Files that past commits resembling the report changed.
+    if history and config.w_history > 0:
+        known = {by_path[path]: h for path, h in history.items() if path in by_path and h > 0}
+        top_h = max(known.values(), default=0.0)
+        for i, h in known.items():
+            parts[i]["history"] = config.w_history * h / top_h
+            if h >= top_h / 2:
+                reasons[i].append("changed by past commits whose messages resemble the report")
 
     # Symbol-level BM25 over a pool of promising files.
     pre = [sum(p.values()) for p in parts]
