@@ -35,6 +35,8 @@ class PreparedTree:
     """Commit investigated (None for a plain directory)."""
     note: str = ""
     """What happened while resolving (e.g. the named ref was not found and the default head was used)."""
+    git_dir: Path | None = None
+    """The git directory the tree came from (its history up to `commit` is ranking evidence), or None."""
 
 
 def is_git_url(location: str) -> bool:
@@ -173,7 +175,7 @@ def prepare_tree_sync(settings: Settings, repo: RepoView, ref: str | None) -> Pr
     commit, note = _resolve(git_dir, ref, repo.default_ref)
     dest = tree_path(settings, repo.name, commit)
     _archive(git_dir, commit, dest)
-    return PreparedTree(root=dest, commit=commit, note=note)
+    return PreparedTree(root=dest, commit=commit, note=note, git_dir=git_dir)
 
 
 async def prepare_tree(settings: Settings, repo: RepoView, ref: str | None) -> PreparedTree:

@@ -3,11 +3,13 @@
     .venv/bin/python bench/sweep_offline.py --split tune '{"base": {}, "b09": {"b": 0.9}}'
     .venv/bin/python bench/sweep_offline.py --split check '{"base": {}, "b09": {"b": 0.9}}' --every 2
     .venv/bin/python bench/sweep_offline.py --map --split tune '{"base": {"cite_file_power": 0}, "m4": {}}'
+    .venv/bin/python bench/sweep_offline.py --map --split tune '{"base": {"w_history": 0}, "f70": {"history": {"min_similarity": 70}}}'
 
 Prints file Acc@1, file Acc@5 and function Acc@5 per variant, with the instances whose function Acc@5 and whose
 file Acc@5 differ from the first variant's (pattern definitions, no repo map, like
 `tune_offline.py --no-map`; with `--map` the repo map's definitions and PageRank, like the harness).
-Gold fields are read only to score.
+A variant's "history" entry overrides `HistoryConfig` (the past commits of the instance's mirror up to its base
+commit, as the eval passes them). Gold fields are read only to score.
 """
 
 from __future__ import annotations

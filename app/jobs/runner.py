@@ -189,8 +189,8 @@ async def _run(
                 sink.add({"kind": "note", "detail": tree.note})
             fn = runtime.investigate_fn or default_investigate_fn()
             kwargs = dict(
-                explorer=explorer, cancel=cancel, commit=tree.commit, extra_context=extra_context,
-                memory=memory, on_event=sink,
+                explorer=explorer, cancel=cancel, commit=tree.commit, git_dir=tree.git_dir,
+                extra_context=extra_context, memory=memory, on_event=sink,
             )
             result = await asyncio.to_thread(_call_in_thread, fn, (report, tree.root), kwargs)
             validated = result.diagnosis

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -39,6 +40,9 @@ async def test_report_is_committed_before_202_and_investigated(base_settings, fi
         assert detail["stats"]["trace_events"] >= 3
         call = svc.stub.calls[0]
         assert not (call["root"] / "app.py").stat().st_mode & 0o222, "the investigated tree must be read-only"
+        # the archive has no history of its own: the run is told where it lives, and up to which commit
+        assert call["commit"] == commits["head"]
+        assert call["git_dir"] is not None and (Path(call["git_dir"]) / "HEAD").is_file()
 
 
 async def test_unknown_repository_is_404_naming_the_list_endpoint(base_settings):

@@ -8,11 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from funnel.explorers.offline import history
+from funnel.explorers.offline import OfflineExplorer, history
 from funnel.explorers.offline.corpus import Corpus
 from funnel.explorers.offline.history import CommitLog, HistoryConfig, HistorySource, find_git_dir, history_scores
+from funnel.explorers.offline.policy import OfflineConfig
 from funnel.explorers.offline.rank import RankConfig, rank
+from funnel.investigate import investigate
+from funnel.limits import Limits
 from repomap.focus import Focus
+from schemas.report import BugReport
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -159,3 +163,38 @@ def test_history_lifts_the_file_a_past_fix_changed_in_the_ranking(repo):
     assert "history" in lifted.candidates[0].parts
     assert any("past commits" in why for why in lifted.candidates[0].reasons)
     assert all("history" not in c.parts for c in plain.candidates)
+
+
+def _history_parts(explorer: OfflineExplorer) -> dict[str, float]:
+    ranking = explorer.last_policy.ranking
+    return {c.path: c.parts["history"] for c in ranking.candidates if "history" in c.parts}
+
+
+async def test_an_investigation_of_a_checkout_uses_its_history_unless_turned_off(repo):
+    report = BugReport(title="Something breaks when the input is empty", body="The tokenizer crashes.")
+    explorer = OfflineExplorer(OfflineConfig(history=LOOSE))
+
+    await investigate(report, repo["root"], explorer=explorer)
+    used = _history_parts(explorer)
+    await investigate(report, repo["root"], explorer=explorer, limits=Limits(history=False))
+    unused = _history_parts(explorer)
+
+    assert "src/tokenizer.py" in used
+    assert unused == {}
+
+
+async def test_an_exported_tree_uses_the_git_directory_it_is_given_up_to_its_commit(repo, tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "src").mkdir(parents=True)
+    for name in ("tokenizer.py", "parser.py", "stream.py"):
+        (tree / "src" / name).write_text(f"def {name[:-3]}(s):\n    return s\n")
+    report = BugReport(title="The streaming reader crashes on empty input", body="tokenizer crash")
+    explorer = OfflineExplorer(OfflineConfig(history=LOOSE))
+
+    await investigate(report, tree, explorer=explorer, git_dir=repo["root"], commit=repo["base"])
+    at_base = _history_parts(explorer)
+    await investigate(report, tree, explorer=explorer)
+    without = _history_parts(explorer)
+
+    assert "src/tokenizer.py" in at_base and "src/stream.py" not in at_base
+    assert without == {}
