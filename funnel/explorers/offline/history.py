@@ -81,24 +81,25 @@ class CommitLog:
         """Index positions of those of `shas` that are indexed."""
         return {self._index[s] for s in shas if s in self._index}
 
-    def missing(self, shas: Iterable[str]) -> list[str]:
-        """Those of `shas` not indexed yet."""
-        return [s for s in shas if s not in self._index]
+    def catch_up(self, git_dir: Path, commit: str) -> tuple[set[int], bool]:
+        """Index the non-merge ancestors of `commit` (the commit itself included) not indexed yet; return their
+        index positions and whether any was added."""
+        ancestry = _git(git_dir, "rev-list", "--no-merges", commit).split()
+        missing = [s for s in ancestry if s not in self._index]
+        if missing:
+            _extend(self, git_dir, commit, missing, complete=len(missing) == len(ancestry))
+        return self.indices(ancestry), bool(missing)
 
     @classmethod
     def load(cls, git_dir: Path, commit: str = "HEAD", cache_dir: Path | None = None) -> tuple[CommitLog, set[int]]:
         """The log of `git_dir` (from the cache, extended with any ancestor of `commit` it lacks) and the index
         positions of `commit`'s non-merge ancestors (the commit itself included)."""
-        ancestry = _git(git_dir, "rev-list", "--no-merges", commit).split()
         cache = _cache_file(git_dir, cache_dir) if cache_dir is not None else None
-        log = _read_cache(cache) if cache is not None else None
-        log = log or cls()
-        missing = log.missing(ancestry)
-        if missing:
-            _extend(log, git_dir, commit, missing, complete=len(missing) == len(ancestry))
-            if cache is not None:
-                _write_cache(cache, log)
-        return log, log.indices(ancestry)
+        log = (_read_cache(cache) if cache is not None else None) or cls()
+        among, grew = log.catch_up(git_dir, commit)
+        if grew and cache is not None:
+            _write_cache(cache, log)
+        return log, among
 
     def scores(self, text: str, among: set[int], config: HistoryConfig | None = None) -> dict[str, float]:
         """Files changed by the commits of `among` most similar to `text`: each file sums its commits' BM25
@@ -184,13 +185,9 @@ def history_scores(text: str, git_dir: Path, commit: str = "HEAD", *, cache_dir:
     git_dir = Path(git_dir)
     try:
         with _LOCK:
-            memo = _MEMO.get(git_dir)
-            if memo is not None:
-                ancestry = _git(git_dir, "rev-list", "--no-merges", commit).split()
-                missing = memo.missing(ancestry)
-                if missing:
-                    _extend(memo, git_dir, commit, missing, complete=len(missing) == len(ancestry))
-                log, among = memo, memo.indices(ancestry)
+            log = _MEMO.get(git_dir)
+            if log is not None:
+                among, _ = log.catch_up(git_dir, commit)
             else:
                 log, among = CommitLog.load(git_dir, commit, cache_dir)
                 while len(_MEMO) >= _MEMO_SIZE:
@@ -201,10 +198,10 @@ def history_scores(text: str, git_dir: Path, commit: str = "HEAD", *, cache_dir:
     return log.scores(text, among, config)
 
 
-def _git(where: Path, *args: str, work_tree: bool = False) -> str:
+def _git(where: Path, *args: str, work_tree: bool = False, stdin: str | None = None) -> str:
     place = ["-C", str(where)] if work_tree else ["--git-dir", str(where)]
-    done = subprocess.run(["git", *place, "-c", "core.quotePath=false", *args], capture_output=True, text=True,
-                          errors="replace", timeout=_GIT_TIMEOUT_S, check=True)
+    done = subprocess.run(["git", *place, "-c", "core.quotePath=false", *args], input=stdin, capture_output=True,
+                          text=True, errors="replace", timeout=_GIT_TIMEOUT_S, check=True)
     return done.stdout
 
 
@@ -214,12 +211,8 @@ def _extend(log: CommitLog, git_dir: Path, commit: str, missing: list[str], *, c
     if complete:
         out = _git(git_dir, "log", "--no-merges", "--name-only", "--no-renames", _FORMAT, commit)
     else:
-        out = subprocess.run(
-            ["git", "--git-dir", str(git_dir), "-c", "core.quotePath=false", "log", "--no-walk=unsorted", "--stdin",
-             "--name-only", "--no-renames", _FORMAT],
-            input="\n".join(missing) + "\n", capture_output=True, text=True, errors="replace",
-            timeout=_GIT_TIMEOUT_S, check=True,
-        ).stdout
+        out = _git(git_dir, "log", "--no-walk=unsorted", "--stdin", "--name-only", "--no-renames", _FORMAT,
+                   stdin="\n".join(missing) + "\n")
     for chunk in out.split("\x00")[1:]:
         sha, _, rest = chunk.partition("\x01")
         message, _, names = rest.partition("\x02")
