@@ -115,6 +115,11 @@ async def investigate(
     root = Path(root).expanduser().resolve()
     if not root.is_dir():
         raise UserError(f"repository root {root} is not a directory")
+    if git_dir is not None:
+        from funnel.explorers.offline.history import HistorySource
+
+        if HistorySource.locate(root, git_dir) is None:
+            raise UserError(f"git directory {git_dir} is not a git repository (bare, .git or a work tree)")
     limits = limits or Limits()
     explorer = resolve_explorer(explorer)
     started = time.monotonic()

@@ -144,8 +144,6 @@ def register(cli: typer.Typer) -> None:
             changes["fallback_to_offline"] = False
         if no_history:
             changes["history"] = False
-        if git_dir is not None and not git_dir.is_dir():
-            raise typer.BadParameter(f"{git_dir} is not a directory", param_hint="--git-dir")
         try:
             chosen: Any = resolve_explorer(explorer)
         except UserError as e:

@@ -72,3 +72,6 @@ def test_bad_input_is_a_clear_error_not_a_traceback(tmp_path):
     assert bad_explorer.exit_code == 2 and "cannot use model" in bad_explorer.output
     not_dir = CliRunner().invoke(cli, ["investigate", str(tmp_path / "nodir"), "--report", "-"], input="x")
     assert not_dir.exit_code == 2 and "directory" in not_dir.output
+    for not_git in (tmp_path / "nodir", tmp_path):  # missing, and a plain directory
+        bad_git = _invoke(tmp_path, "--git-dir", str(not_git))
+        assert bad_git.exit_code == 2 and "not a git repository" in bad_git.output and "Traceback" not in bad_git.output
