@@ -16,12 +16,14 @@ from schemas import BugReport, Status
 # --- job lifecycle --------------------------------------------------------------------------------------------
 
 
-async def claim(session: AsyncSession, investigation_id: int, *, worker: str) -> bool:
+async def claim(session: AsyncSession, investigation_id: int, *, worker: str, only_queued: bool = False) -> bool:
     """Mark one investigation running (from queued, or from running when its previous worker died);
-    False when it is finished, cancelled or unknown."""
+    False when it is finished, cancelled or unknown. `only_queued`: False as well when another worker runs it
+    (a process that runs what it submitted, beside a pool that may have claimed it first)."""
+    claimable = [Status.queued] if only_queued else [Status.queued, Status.running]
     result = await session.execute(
         update(Investigation)
-        .where(Investigation.id == investigation_id, Investigation.status.in_([Status.queued, Status.running]))
+        .where(Investigation.id == investigation_id, Investigation.status.in_(claimable))
         .values(status=Status.running, worker=worker, started_at=utcnow(), runs=Investigation.runs + 1)
     )
     return result.rowcount == 1

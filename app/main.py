@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from app.batch import IntakeBatcher
 from app.config import Settings, get_settings
 from app.db import Database
+from app.mcp_server.http import mount_mcp
 from app.observability import Metrics, MetricsMiddleware, configure_logging
 from app.runtime import InvestigateFn, Runtime
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -135,6 +136,7 @@ def create_app(settings: Settings | None = None, *, investigate_fn: InvestigateF
         try:
             yield
         finally:
+            await mcp_http.stop()
             await runtime.intake.stop()
             await runtime.jobs.stop()
             await db.dispose()
@@ -159,6 +161,7 @@ def create_app(settings: Settings | None = None, *, investigate_fn: InvestigateF
         from app.routes import dashboard
 
         app.include_router(dashboard.router)
+    mcp_http = mount_mcp(app, settings)  # /mcp: the MCP tools over streamable HTTP, behind the API's token check
 
     # Middleware added last runs first: size limit, then metrics, then the access policy.
     if importlib.util.find_spec("app.security") is not None:

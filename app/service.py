@@ -42,20 +42,24 @@ def classify_report(report: BugReport) -> ClassificationResult:
     return classify(report)
 
 
-async def submit_report(runtime: Runtime, report: BugReport) -> Accepted:
+async def submit_report(
+    runtime: Runtime, report: BugReport, *, force: bool = False, explorer: str | None = None
+) -> Accepted:
     """Classify, store and enqueue a report; committed before returning (nothing is lost after 202).
 
+    `force` investigates it whatever its classification (someone asked for this investigation: MCP);
+    `explorer` replaces the configured explorer for this report.
     Raises UnknownRepositoryError when the repository is not registered."""
     classification = classify_report(report)
-    investigate = classification.label in runtime.settings.investigate_classes
+    investigate = force or classification.label in runtime.settings.investigate_classes
     if not await repository_known(runtime, report.repo):
         raise UnknownRepositoryError(report.repo)
-    if runtime.intake is not None:
+    if runtime.intake is not None and explorer is None:
         inv_id, report_id = await runtime.intake.submit(report, classification, investigate)
     else:
         async with runtime.db.session() as s:
             inv_id, report_id = await store.create_investigation(
-                s, report, classification, investigate=investigate, explorer=runtime.settings.explorer
+                s, report, classification, investigate=investigate, explorer=explorer or runtime.settings.explorer
             )
             if investigate and runtime.jobs is not None:
                 await runtime.jobs.enqueue(s, inv_id, report.repo)

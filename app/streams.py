@@ -40,7 +40,7 @@ async def investigation_events(
     quiet_since = time.monotonic()
     yield "retry: 1000\n\n"
     while True:
-        events, status = await run_to_completion(_poll(runtime, investigation_id, last))
+        events, status = await run_to_completion(poll_events(runtime, investigation_id, last))
         for ev in events:
             last = ev.id
             yield sse(ev.id, ev.kind, {"run": ev.run, **ev.data})
@@ -58,8 +58,11 @@ async def investigation_events(
         await asyncio.sleep(poll_s)
 
 
-async def _poll(runtime: Runtime, investigation_id: int, after: int) -> tuple[list[TraceEventView], Status | None]:
-    # Run to completion even when the client leaves meanwhile (see `run_to_completion`).
+async def poll_events(
+    runtime: Runtime, investigation_id: int, after: int
+) -> tuple[list[TraceEventView], Status | None]:
+    """Up to 500 persisted events after id `after`, and the investigation's status (None: unknown), in one
+    read transaction (callers that can be cancelled wrap it in `run_to_completion`)."""
     async with runtime.db.read_session() as s:
         events = await store.trace_events(s, investigation_id, after=after, limit=500)
         return events, await store.get_status(s, investigation_id)

@@ -82,6 +82,7 @@ class Source(StrEnum):
     cli = "cli"
     eval = "eval"
     dashboard = "dashboard"
+    mcp = "mcp"
 
 
 class ToolName(StrEnum):
