@@ -43,8 +43,9 @@ log = logging.getLogger("bugsleuth.mcp")
 
 POLL_S = 0.3
 """How often a followed investigation is checked for new events."""
-SHUTDOWN_S = 10.0
-"""How long closing waits for the runs this process started to record their cancellation."""
+SHUTDOWN_S = 3.0
+"""How long closing waits for the runs this process started to record their cancellation (a stdio client kills
+the server 4 s after closing its stdin)."""
 MAP_CACHE = 4
 """Repo maps kept for `find_symbol` (per-commit trees only: a directory read in place may change)."""
 

@@ -35,6 +35,10 @@ async def serve_stdio(settings: Settings, roots: Sequence[Path]) -> None:
     except asyncio.CancelledError:
         pass  # SIGTERM: shut down like a closed stdin
     finally:
-        loop.remove_signal_handler(signal.SIGTERM)
-        await backend.close()
-        await db.dispose()
+        # Clients send SIGTERM 2 s after closing stdin: it must not cut short recording the cancellations.
+        loop.add_signal_handler(signal.SIGTERM, lambda: None)
+        try:
+            await backend.close()
+            await db.dispose()
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)

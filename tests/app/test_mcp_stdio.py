@@ -5,6 +5,7 @@ end to end and receives progress per phase, and the read-only tools stay inside 
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -19,10 +20,10 @@ TOOLS = {"investigate", "get_investigation", "list_investigations", "list_reposi
          "read_range", "list_dir", "find_symbol"}  # fmt: skip
 
 
-def bugsleuth_mcp(tmp: Path, *roots: Path) -> StdioServerParameters:
+def bugsleuth_mcp(tmp: Path, *roots: Path, explorer: str = "offline") -> StdioServerParameters:
     """`bugsleuth mcp --root ...` with this worktree first on the path and its data under `tmp`."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "BUGSLEUTH_DATA_DIR": str(tmp / "data"),
-           "BUGSLEUTH_CONFIG": str(tmp / "none.toml"), "BUGSLEUTH_LOG_LEVEL": "WARNING", "BUGSLEUTH_EXPLORER": "offline"}  # fmt: skip
+           "BUGSLEUTH_CONFIG": str(tmp / "none.toml"), "BUGSLEUTH_LOG_LEVEL": "WARNING", "BUGSLEUTH_EXPLORER": explorer}  # fmt: skip
     env.pop("BUGSLEUTH_API_TOKEN", None)
     script = Path(sys.executable).with_name("bugsleuth")
     command, args = (str(script), []) if script.exists() else (sys.executable, ["-c", "from app.cli import main; main()"])
@@ -92,3 +93,16 @@ async def test_stdio_read_only_tools_read_the_tree_and_refuse_what_the_sandbox_r
             assert reason in _text(refused), _text(refused)
         everything = [_text(r) for r in (await call("search", pattern="API_KEY"), await call("list_dir", depth=3))]
         assert not any("do-not-leak" in t or SECRET.strip() in t for t in everything), everything
+
+
+@pytest.mark.slow
+async def test_closing_the_stdio_session_cancels_the_runs_it_started_and_records_it(tmp_path):
+    repo, _ = make_repo(tmp_path)
+    async with Client(bugsleuth_mcp(tmp_path, tmp_path, explorer="command:sleep 60"), read_timeout_seconds=60) as client:
+        started = await client.call_tool("investigate", {"repository": str(repo), "title": TITLE, "wait": False})
+        assert not started.is_error, _text(started)
+        assert started.structured_content["explorer"] == "command:sleep 60"
+    with sqlite3.connect(tmp_path / "data" / "bugsleuth.db") as db:
+        status, error = db.execute("select status, error from investigations where id = ?",
+                                   (started.structured_content["id"],)).fetchone()  # fmt: skip
+    assert status == "cancelled", error
