@@ -90,6 +90,17 @@ async def test_a_directory_whose_name_is_taken_is_registered_under_a_distinct_na
         assert again.structured_content["repo"] == name  # found by its location from now on
 
 
+async def test_an_asked_for_investigation_runs_whatever_its_classification_with_the_explorer_asked_for(tmp_path):
+    repo, _ = make_repo(tmp_path)
+    stub = StubInvestigator()
+    async with session(tmp_path, investigate_fn=stub) as (client, runtime):
+        result = await client.call_tool("investigate", {"repository": str(repo), "explorer": "scripted",
+                                                        "title": "How do I configure the cache directory?"})  # fmt: skip
+        data = result.structured_content
+        assert data["classification"] == "question" and data["status"] == "done", data
+        assert data["explorer"] == "scripted" and stub.calls[0]["explorer"] == "scripted"
+
+
 def test_progress_keeps_increasing_when_a_second_attempt_starts_over_in_deep_dive():
     steps = PhaseProgress()
     events = [

@@ -61,6 +61,16 @@ async def test_claim_next_respects_the_per_repository_limit(db):
         assert await store.claim_next(s, worker="w", busy_repos={"acme/a": 1, "acme/b": 1}, per_repo=2) == (a2, "acme/a")
 
 
+async def test_a_claim_of_only_queued_work_refuses_an_investigation_another_worker_runs(db):
+    taken, free = await _new(db), await _new(db)
+    async with db.session() as s:
+        assert await store.claim(s, taken, worker="pool")
+    async with db.session() as s:
+        assert not await store.claim(s, taken, worker="mcp", only_queued=True)
+        assert await store.claim(s, taken, worker="recovering")  # a dead worker's run can still be taken over
+        assert await store.claim(s, free, worker="mcp", only_queued=True)
+
+
 async def test_concurrent_claims_never_hand_out_the_same_investigation(db):
     ids = [await _new(db) for _ in range(10)]
 
