@@ -58,6 +58,13 @@ def build_server(backend: Backend, *, dashboard_url: str = "") -> MCPServer:
     """The MCP server over `backend`; `dashboard_url` prefixes the dashboard links it prints."""
     paths = f", or as a directory path under {', '.join(map(str, backend.roots))}" if backend.roots else ""
     server = _new_server(INSTRUCTIONS.format(paths=paths))
+    _add_investigation_tools(server, backend, dashboard_url)
+    _add_tree_tools(server, backend)
+    return server
+
+
+def _add_investigation_tools(server: MCPServer, backend: Backend, dashboard_url: str) -> None:
+    """`investigate`, `get_investigation`, `list_investigations`, `list_repositories`."""
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False))
     async def investigate(
@@ -113,6 +120,10 @@ def build_server(backend: Backend, *, dashboard_url: str = "") -> MCPServer:
         text = render.repositories_text(repos, backend.roots)
         return render.result(text, {"repositories": [r.model_dump(mode="json") for r in repos],
                                     "roots": [str(r) for r in backend.roots or ()]})  # fmt: skip
+
+
+def _add_tree_tools(server: MCPServer, backend: Backend) -> None:
+    """`repo_map` and the four read-only tools, on a repository's read-only tree."""
 
     @server.tool(annotations=_READ_ONLY, structured_output=False)
     async def repo_map(
@@ -187,5 +198,3 @@ def build_server(backend: Backend, *, dashboard_url: str = "") -> MCPServer:
         index = await backend.symbol_index(tree)
         text = await backend.run_tool(tree, lambda sb, _: find_symbol(sb, index, name))
         return _header(tree, text)
-
-    return server
