@@ -40,6 +40,23 @@ def signs_body(digest: str, secret: str, body: bytes) -> bool:
     return same(digest.lower(), hmac_sha256_hex(secret, body))
 
 
+def shared_secret_problem(
+    headers: Mapping[str, str], secret: str, query: Mapping[str, str] | None, *, signature: str
+) -> str | None:
+    """None when the delivery carries the shared secret itself (for senders that cannot sign), else why not:
+    `Authorization: Bearer <secret>`, `X-Bugsleuth-Token: <secret>` or `?secret=<secret>` in the URL.
+    `signature` names the provider's signature header, for the message when nothing at all was sent."""
+    h = lower_headers(headers)
+    auth = h.get("authorization", "")
+    token = auth[7:].strip() if auth.lower().startswith("bearer ") else h.get("x-bugsleuth-token", "")
+    token = token or (query or {}).get("secret", "")
+    if not token:
+        return f"missing {signature}, bearer token, X-Bugsleuth-Token header or ?secret= parameter"
+    if not same(token, secret):
+        return "the shared secret does not match"
+    return None
+
+
 def load_json(body: bytes) -> dict[str, Any]:
     """The delivery's JSON object, or `Invalid` saying what is wrong with it."""
     try:

@@ -29,7 +29,7 @@ from app.webhooks._common import (
     obj,
     refusal,
     report,
-    same,
+    shared_secret_problem,
     signs_body,
     text,
 )
@@ -49,14 +49,7 @@ def verify(headers: Mapping[str, str], body: bytes, secret: str, query: Mapping[
         if algo.lower() != "sha256" or not signs_body(digest, secret, body):
             return "X-Hub-Signature does not match the body (wrong secret or altered body)"
         return None
-    auth = h.get("authorization", "")
-    token = auth[7:].strip() if auth.lower().startswith("bearer ") else h.get("x-bugsleuth-token", "")
-    token = token or (query or {}).get("secret", "")
-    if not token:
-        return "missing X-Hub-Signature, bearer token, X-Bugsleuth-Token header or ?secret= parameter"
-    if not same(token, secret):
-        return "the shared secret does not match"
-    return None
+    return shared_secret_problem(h, secret, query, signature="X-Hub-Signature")
 
 
 def parse(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.webhooks import WebhookOutcome, parse_delivery
-from app.webhooks.sentry import format_stacktrace
+from app.webhooks._stacktraces import format_event_traces
 from tests.app._service_fixtures import base_settings, fixture_repo  # noqa: F401 - fixtures
 from schemas import Source
 
@@ -263,7 +263,7 @@ def test_sentry_chained_exceptions_are_all_printed():
         {"type": "KeyError", "value": "'code'", "stacktrace": {"frames": [{"filename": "a.py", "lineno": 1, "function": "f"}]}},
         {"type": "ValueError", "value": "bad code", "stacktrace": {"frames": [{"filename": "b.py", "lineno": 2, "function": "g"}]}},
     ]
-    text = format_stacktrace(values, "python")
+    text = format_event_traces({"platform": "python", "exception": {"values": values}})
     assert text.index("KeyError") < text.index("During handling") < text.index("ValueError: bad code")
 
 
