@@ -80,6 +80,27 @@ def text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+_JSON_TYPES = {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object"}
+
+
+def string(container: dict[str, Any], key: str, where: str) -> str:
+    """A field that must be a string when present: "" when absent or null, `Invalid` naming the field and the
+    type found otherwise (a title of `5` is a malformed delivery, not an empty title)."""
+    value = container.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise Invalid(f"`{where}` must be a string, got {_JSON_TYPES.get(type(value), type(value).__name__)}")
+    return value
+
+
+def identity(*parts: Any) -> str:
+    """The body's own identity of an event (provider's object id, action, update time), for deduplication:
+    the delivery id is not covered by the signature, so a resent body with a new id is the same event."""
+    key = ":".join("" if p is None else str(p) for p in parts)
+    return key if len(key) <= 200 else "sha256:" + hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()
+
+
 def clip_title(title: str) -> str:
     """A title within the report's limit, on one line."""
     title = " ".join(title.split())
@@ -99,9 +120,11 @@ def report(source: Source, **fields: Any) -> BugReport:
     return BugReport(source=source, **fields)
 
 
-def accepted(source: Source, event: str | None, delivery_id: str | None, bug: BugReport) -> WebhookOutcome:
-    """An outcome carrying a report to investigate."""
-    return WebhookOutcome(kind="accepted", provider=source, event=event, delivery_id=delivery_id, report=bug)
+def accepted(
+    source: Source, event: str | None, delivery_id: str | None, bug: BugReport, *, key: str | None = None
+) -> WebhookOutcome:
+    """An outcome carrying a report to investigate; `key` is the body's identity (see `identity`)."""
+    return WebhookOutcome(kind="accepted", provider=source, event=event, delivery_id=delivery_id, report=bug, identity=key)
 
 
 def ignored(source: Source, event: str | None, delivery_id: str | None, reason: str) -> WebhookOutcome:

@@ -13,6 +13,7 @@ from schemas import Source
 from app.webhooks._common import (
     Invalid,
     accepted,
+    identity,
     ignored,
     invalid,
     load_json,
@@ -21,6 +22,7 @@ from app.webhooks._common import (
     refusal,
     report,
     signs_body,
+    string,
     text,
 )
 from app.webhooks._outcome import WebhookOutcome
@@ -76,18 +78,20 @@ def _issues(data: dict, delivery_id: str | None) -> WebhookOutcome:
         return ignored(_SOURCE, name, delivery_id, f"unsupported action {action!r}")
     if action == "edited" and not ({"title", "body"} & set(data.get("changes") or {})):
         return ignored(_SOURCE, name, delivery_id, "edited without a change to the title or body")
-    full_name = text(repo.get("full_name"))
+    full_name = string(repo, "full_name", "repository.full_name")
     if not full_name:
         raise Invalid("`repository.full_name` is missing")
     number = issue.get("number")
     bug = report(
         _SOURCE,
         repo=full_name,
-        title=text(issue.get("title")),
-        body=text(issue.get("body")),
+        title=string(issue, "title", "issue.title"),
+        body=string(issue, "body", "issue.body"),
         labels=[text(lb.get("name")) for lb in issue.get("labels") or [] if isinstance(lb, dict)],
         reporter=text((issue.get("user") or {}).get("login")) or None,
         url=text(issue.get("html_url")) or None,
         external_id=f"{full_name}#{number}" if number is not None else None,
     )
-    return accepted(_SOURCE, name, delivery_id, bug)
+    label = text((data.get("label") or {}).get("name")) if isinstance(data.get("label"), dict) else ""
+    key = identity("issues", issue.get("id") or f"{full_name}#{number}", action, label, issue.get("updated_at"))
+    return accepted(_SOURCE, name, delivery_id, bug, key=key)

@@ -22,6 +22,7 @@ from schemas import Source
 from app.webhooks._common import (
     Invalid,
     accepted,
+    identity,
     ignored,
     invalid,
     load_json,
@@ -31,6 +32,7 @@ from app.webhooks._common import (
     report,
     shared_secret_problem,
     signs_body,
+    string,
     text,
 )
 from app.webhooks._outcome import WebhookOutcome
@@ -83,7 +85,8 @@ def parse(
             if not changed & _CONTENT_FIELDS:
                 return ignored(_SOURCE, event, delivery_id, "updated without a change to the summary, description or labels")
         repo_hint = (query or {}).get("repo") or h.get("x-bugsleuth-repo") or None
-        return accepted(_SOURCE, event, delivery_id, _report(issue, fields, repo_hint))
+        key = identity(event, issue.get("id") or issue.get("key"), fields.get("updated") or data.get("timestamp"))
+        return accepted(_SOURCE, event, delivery_id, _report(issue, fields, repo_hint), key=key)
     except Invalid as exc:
         return invalid(_SOURCE, str(exc), delivery_id)
 
@@ -114,6 +117,14 @@ def adf_to_text(node: Any) -> str:
     return inner
 
 
+def _description(fields: dict[str, Any]) -> Any:
+    """The description: a string (API v2), an Atlassian document (v3) or nothing; anything else is malformed."""
+    value = fields.get("description")
+    if value is not None and not isinstance(value, str | dict):
+        raise Invalid("`issue.fields.description` must be a string or an Atlassian document object")
+    return value
+
+
 def _report(issue: dict[str, Any], fields: dict[str, Any], repo_hint: str | None):
     labels = [text(lb) for lb in fields.get("labels") or []]
     repo_label = next((lb.split(":", 1)[1] for lb in labels if lb.lower().startswith("repo:")), None)
@@ -125,8 +136,8 @@ def _report(issue: dict[str, Any], fields: dict[str, Any], repo_hint: str | None
     return report(
         _SOURCE,
         repo=repo_hint or repo_label,
-        title=text(fields.get("summary")),
-        body=adf_to_text(fields.get("description")).strip(),
+        title=string(fields, "summary", "issue.fields.summary"),
+        body=adf_to_text(_description(fields)).strip(),
         labels=[*labels, issue_type],
         reporter=text(reporter.get("displayName")) or text(reporter.get("name")) or None,
         url=url,

@@ -20,6 +20,7 @@ from app.webhooks import _stacktraces as stacktraces
 from app.webhooks._common import (
     Invalid,
     accepted,
+    identity,
     ignored,
     invalid,
     load_json,
@@ -29,6 +30,7 @@ from app.webhooks._common import (
     report,
     shared_secret_problem,
     signs_body,
+    string,
     text,
 )
 from app.webhooks._outcome import WebhookOutcome
@@ -67,12 +69,14 @@ def parse(
             # The legacy WebHooks plugin: the event at the top, beside the issue's url and the rules.
             event = data["event"]
             delivery_id = delivery_id or f"event_alert:{text(event.get('event_id')) or data.get('id')}"
-            return accepted(_SOURCE, "webhooks_plugin/triggered", delivery_id, _event_report(event, data, repo_hint))
+            bug = _event_report(event, data, repo_hint)
+            return accepted(_SOURCE, "webhooks_plugin/triggered", delivery_id, bug, key=_event_key(event))
         payload = obj(data.get("data"), "data")
         if resource == "event_alert" or (not resource and "event" in payload):
             event = obj(payload.get("event"), "data.event")
             delivery_id = delivery_id or f"event_alert:{text(event.get('event_id')) or event.get('id')}"
-            return accepted(_SOURCE, name, delivery_id, _event_report(event, payload, repo_hint))
+            bug = _event_report(event, payload, repo_hint)
+            return accepted(_SOURCE, name, delivery_id, bug, key=_event_key(event))
         if resource == "issue" or (not resource and "issue" in payload):
             issue = obj(payload.get("issue"), "data.issue")
             delivery_id = delivery_id or f"issue:{issue.get('id')}:{action}"
@@ -80,7 +84,8 @@ def parse(
                 return ignored(_SOURCE, name, delivery_id, "closed: the issue is resolved or archived")
             if action != "created":
                 return ignored(_SOURCE, name, delivery_id, f"unsupported action {action!r}")
-            return accepted(_SOURCE, name, delivery_id, _issue_report(issue, repo_hint))
+            key = identity("issue", issue.get("id"), action)
+            return accepted(_SOURCE, name, delivery_id, _issue_report(issue, repo_hint), key=key)
         if resource == "comment":
             return ignored(_SOURCE, name, delivery_id, "comment: comments are not investigated")
         if resource == "installation":
@@ -88,6 +93,12 @@ def parse(
         return ignored(_SOURCE, name, delivery_id, f"unsupported resource {resource or '(none)'!r}")
     except Invalid as exc:
         return invalid(_SOURCE, str(exc), delivery_id, resource or None)
+
+
+def _event_key(event: dict[str, Any]) -> str | None:
+    """An event is one occurrence: its id is its identity."""
+    event_id = text(event.get("event_id")) or text(event.get("id"))
+    return identity("event", event_id) if event_id else None
 
 
 def _tags(event: dict[str, Any]) -> dict[str, str]:
@@ -129,7 +140,7 @@ def _event_report(event: dict[str, Any], payload: dict[str, Any], repo_hint: str
         _SOURCE,
         repo=repo_hint or tags.get("repo") or tags.get("repository") or None,
         ref=release if _SHA.fullmatch(release) else None,
-        title=text(event.get("title")) or (exceptions[-1].get("type") if exceptions else "") or "Sentry event",
+        title=string(event, "title", "event.title") or (exceptions[-1].get("type") if exceptions else "") or "Sentry event",
         body="\n\n".join(parts),
         labels=["sentry", level],
         reporter="sentry",
@@ -154,7 +165,7 @@ def _issue_report(issue: dict[str, Any], repo_hint: str | None):
     return report(
         _SOURCE,
         repo=repo_hint or None,
-        title=text(issue.get("title")) or "Sentry issue",
+        title=string(issue, "title", "data.issue.title") or "Sentry issue",
         body="\n".join(parts),
         labels=["sentry", text(issue.get("level"))],
         reporter="sentry",

@@ -82,8 +82,8 @@ async def test_non_report_events_and_unregistered_repositories_are_ignored_with_
         assert "not registered" in r.json()["reason"]
         assert (await svc.client.get("/api/investigations")).json()["total"] == 0
         async with svc.runtime.db.session() as s:
-            found = await store.find_delivery(s, Source.github, "d-5")
-        assert found is not None and found.outcome == "ignored"
+            found = {d.delivery_id: d for d in await store.list_deliveries(s)}
+        assert found["d-5"].outcome == "ignored" and found["d-5"].provider == Source.github
 
 
 async def test_a_provider_without_a_configured_secret_refuses_everything(base_settings, fixture_repo):
@@ -95,3 +95,36 @@ async def test_a_provider_without_a_configured_secret_refuses_everything(base_se
         assert r.status_code == 401
         r = await svc.client.post("/webhooks/bitbucket", content=body)
         assert r.status_code == 422
+
+
+async def test_a_signed_body_resent_under_a_new_delivery_id_is_not_investigated_again(base_settings, fixture_repo):
+    path, _ = fixture_repo
+    async with running_service(base_settings(github_webhook_secret=SecretStr(SECRET))) as svc:
+        await register(svc, "acme/tiny", path)
+        body = github_issue()
+        first = await svc.client.post("/webhooks/github", content=body, headers=signed(body, "d-10"))
+        assert first.json()["outcome"] == "accepted"
+        resent = await svc.client.post("/webhooks/github", content=body, headers=signed(body, "d-11-replayed"))
+        assert (resent.status_code, resent.json()["outcome"]) == (200, "duplicate")
+        assert "'d-10'" in resent.json()["reason"] and resent.json()["id"] == first.json()["id"]
+        assert (await svc.client.get("/api/investigations")).json()["total"] == 1
+        # the same issue edited later is a new event: its body's update time differs
+        data = json.loads(body)
+        data["action"], data["changes"] = "edited", {"body": {"from": "old"}}
+        data["issue"]["updated_at"] = "2026-12-01T10:00:00Z"
+        edited = json.dumps(data).encode()
+        r = await svc.client.post("/webhooks/github", content=edited, headers=signed(edited, "d-12"))
+        assert r.json()["outcome"] == "accepted"
+
+
+async def test_a_signed_delivery_with_a_title_of_the_wrong_type_is_400_with_the_field_named(base_settings, fixture_repo):
+    path, _ = fixture_repo
+    async with running_service(base_settings(github_webhook_secret=SecretStr(SECRET))) as svc:
+        await register(svc, "acme/tiny", path)
+        data = json.loads(github_issue())
+        data["issue"]["title"] = 5
+        body = json.dumps(data).encode()
+        r = await svc.client.post("/webhooks/github", content=body, headers=signed(body, "d-13"))
+        assert r.status_code == 400
+        assert r.json() == {"outcome": "invalid", "detail": "`issue.title` must be a string, got a number"}
+        assert (await svc.client.get("/api/investigations")).json()["total"] == 0
