@@ -10,36 +10,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-import subprocess
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
 
+from app.webhooks import parse_delivery
 from repomap.focus import Focus
+from tests.app._realclient import REALCLIENT, ROOT
 from tests.app._service_fixtures import base_settings, fixture_repo, register, running_service  # noqa: F401
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "real-delivery-secret"
-
-
-def realclient_dir() -> Path | None:
-    """`../shared/realclient` beside the repository root (for a git worktree: beside the main checkout)."""
-    candidates = [ROOT.parent / "shared" / "realclient"]
-    try:
-        common = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--path-format=absolute", "--git-common-dir"],
-            capture_output=True, text=True, timeout=10, check=True,
-        ).stdout.strip()
-        candidates.append(Path(common).parent.parent / "shared" / "realclient")
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return next((c for c in candidates if (c / "README.md").is_file()), None)
-
-
-REALCLIENT = realclient_dir()
 pytestmark = pytest.mark.skipif(
     REALCLIENT is None, reason=f"the real payloads are absent: no shared/realclient/README.md beside {ROOT}"
 )
@@ -212,8 +194,6 @@ SENTRY_FRAMES = {
 
 @pytest.mark.parametrize("file", sorted(SENTRY_FRAMES))
 def test_the_focus_reads_the_frames_of_a_real_sentry_event_as_its_runtime_printed_them(file):
-    from app.webhooks import parse_delivery
-
     body = (REALCLIENT / file).read_bytes()
     resource = "issue" if "issue_" in file else "event_alert"
     headers = {"Sentry-Hook-Resource": resource, "Sentry-Hook-Signature": hmac_hex(body)}
