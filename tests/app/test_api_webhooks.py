@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from contextlib import asynccontextmanager
 
 from pydantic import SecretStr
 
@@ -27,6 +28,15 @@ def github_issue(action: str = "opened", repo: str = "acme/tiny", title: str = "
     }).encode()
 
 
+@asynccontextmanager
+async def github_service(base_settings, fixture_repo):
+    """The app with a GitHub webhook secret and the tiny repository registered as acme/tiny."""
+    path, _ = fixture_repo
+    async with running_service(base_settings(github_webhook_secret=SecretStr(SECRET))) as svc:
+        await register(svc, "acme/tiny", path)
+        yield svc
+
+
 def signed(body: bytes, delivery: str, event: str = "issues", secret: str = SECRET) -> dict[str, str]:
     sig = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
     return {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery, "X-Hub-Signature-256": sig,
@@ -34,9 +44,7 @@ def signed(body: bytes, delivery: str, event: str = "issues", secret: str = SECR
 
 
 async def test_a_signed_issue_is_accepted_once_and_its_redelivery_is_idempotent(base_settings, fixture_repo):
-    path, _ = fixture_repo
-    async with running_service(base_settings(github_webhook_secret=SecretStr(SECRET))) as svc:
-        await register(svc, "acme/tiny", path)
+    async with github_service(base_settings, fixture_repo) as svc:
         body = github_issue()
         r = await svc.client.post("/webhooks/github", content=body, headers=signed(body, "d-1"))
         assert r.status_code == 202 and r.json()["outcome"] == "accepted"
@@ -50,9 +58,7 @@ async def test_a_signed_issue_is_accepted_once_and_its_redelivery_is_idempotent(
 
 
 async def test_forged_and_unsigned_deliveries_are_401_recorded_and_never_queued(base_settings, fixture_repo):
-    path, _ = fixture_repo
-    async with running_service(base_settings(github_webhook_secret=SecretStr(SECRET))) as svc:
-        await register(svc, "acme/tiny", path)
+    async with github_service(base_settings, fixture_repo) as svc:
         body = github_issue()
         forged = await svc.client.post("/webhooks/github", content=body, headers=signed(body, "d-2", secret="wrong"))
         assert forged.status_code == 401
@@ -70,9 +76,7 @@ async def test_forged_and_unsigned_deliveries_are_401_recorded_and_never_queued(
 
 
 async def test_non_report_events_and_unregistered_repositories_are_ignored_with_a_reason(base_settings, fixture_repo):
-    path, _ = fixture_repo
-    async with running_service(base_settings(github_webhook_secret=SecretStr(SECRET))) as svc:
-        await register(svc, "acme/tiny", path)
+    async with github_service(base_settings, fixture_repo) as svc:
         closed = github_issue(action="closed")
         r = await svc.client.post("/webhooks/github", content=closed, headers=signed(closed, "d-4"))
         assert r.status_code == 202 and r.json()["outcome"] == "ignored"
@@ -98,9 +102,7 @@ async def test_a_provider_without_a_configured_secret_refuses_everything(base_se
 
 
 async def test_a_signed_body_resent_under_a_new_delivery_id_is_not_investigated_again(base_settings, fixture_repo):
-    path, _ = fixture_repo
-    async with running_service(base_settings(github_webhook_secret=SecretStr(SECRET))) as svc:
-        await register(svc, "acme/tiny", path)
+    async with github_service(base_settings, fixture_repo) as svc:
         body = github_issue()
         first = await svc.client.post("/webhooks/github", content=body, headers=signed(body, "d-10"))
         assert first.json()["outcome"] == "accepted"
@@ -118,9 +120,7 @@ async def test_a_signed_body_resent_under_a_new_delivery_id_is_not_investigated_
 
 
 async def test_a_signed_delivery_with_a_title_of_the_wrong_type_is_400_with_the_field_named(base_settings, fixture_repo):
-    path, _ = fixture_repo
-    async with running_service(base_settings(github_webhook_secret=SecretStr(SECRET))) as svc:
-        await register(svc, "acme/tiny", path)
+    async with github_service(base_settings, fixture_repo) as svc:
         data = json.loads(github_issue())
         data["issue"]["title"] = 5
         body = json.dumps(data).encode()
