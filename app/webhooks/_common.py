@@ -75,6 +75,16 @@ def obj(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
+def mapping(value: Any) -> dict[str, Any]:
+    """An optional JSON object: the value when it is one, else {} (a wrong type reads as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
+def items(value: Any) -> list[Any]:
+    """An optional JSON array: the value when it is one, else []."""
+    return value if isinstance(value, list) else []
+
+
 def text(value: Any) -> str:
     """A string field, or "" when absent or not a string."""
     return value if isinstance(value, str) else ""

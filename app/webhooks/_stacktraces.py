@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from app.webhooks._common import items, mapping, text
+
 MAX_FRAMES = 60
 """Frames kept per trace (the innermost: that is where the error is)."""
 MAX_THREADS = 12
@@ -68,57 +70,52 @@ class Trace:
         return self.kind or self.message
 
 
-def _s(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def _interface(event: dict[str, Any], name: str) -> dict[str, Any] | None:
     """An event interface by name: top level (webhook shape), legacy key, or `entries` (API shape)."""
     found = event.get(name) or event.get(f"sentry.interfaces.{name.capitalize()}")
     if isinstance(found, dict):
         return found
-    for entry in event.get("entries") or []:
+    for entry in items(event.get("entries")):
         if isinstance(entry, dict) and entry.get("type") == name and isinstance(entry.get("data"), dict):
             return entry["data"]
     return None
 
 
 def _frames(stacktrace: Any) -> tuple[dict[str, Any], ...]:
-    frames = [f for f in ((stacktrace or {}).get("frames") or []) if isinstance(f, dict)] if isinstance(stacktrace, dict) else []
+    frames = [f for f in items(mapping(stacktrace).get("frames")) if isinstance(f, dict)]
     return tuple(frames[-MAX_FRAMES:])
 
 
 def exceptions(event: dict[str, Any]) -> list[dict[str, Any]]:
     """The event's exception values, oldest first (the last one is what was raised last)."""
-    values = (_interface(event, "exception") or {}).get("values")
-    return [v for v in values or [] if isinstance(v, dict)]
+    return [v for v in items(mapping(_interface(event, "exception")).get("values")) if isinstance(v, dict)]
 
 
 def event_traces(event: dict[str, Any]) -> tuple[list[Trace], list[Trace], list[Trace]]:
     """(chained exceptions oldest first, the event's own stack, thread stacks) of a Sentry event; a thread
     stack that repeats one already listed is left out."""
-    platform = runtime_of(_s(event.get("platform")))
+    platform = runtime_of(text(event.get("platform")))
     main: list[Trace] = []
     for value in exceptions(event):
-        kind = _s(value.get("type"))
-        module = _s(value.get("module"))
+        kind = text(value.get("type"))
+        module = text(value.get("module"))
         if platform == "java" and module and kind and "." not in kind:
             kind = f"{module}.{kind}"
-        main.append(Trace(_frames(value.get("stacktrace")), kind or "Error", _s(value.get("value"))))
+        main.append(Trace(_frames(value.get("stacktrace")), kind or "Error", text(value.get("value"))))
     own: list[Trace] = []
     frames = _frames(_interface(event, "stacktrace"))
     if frames:
-        message = _s((event.get("logentry") or {}).get("formatted")) or _s(event.get("message")) or _s(event.get("title"))
+        message = text(mapping(event.get("logentry")).get("formatted")) or text(event.get("message")) or text(event.get("title"))
         own.append(Trace(frames, "", message))
     seen = {_key(t.frames) for t in [*main, *own] if t.frames}
-    threads = [t for t in ((_interface(event, "threads") or {}).get("values") or []) if isinstance(t, dict)]
+    threads = [t for t in items(mapping(_interface(event, "threads")).get("values")) if isinstance(t, dict)]
     threads.sort(key=lambda t: (not t.get("crashed"), not t.get("current")))
     stacks: list[Trace] = []
     for thread in threads:
         frames = _frames(thread.get("stacktrace"))
         if frames and _key(frames) not in seen:
             seen.add(_key(frames))
-            name = _s(thread.get("name")) or str(thread.get("id") if thread.get("id") is not None else len(stacks) + 1)
+            name = text(thread.get("name")) or str(thread.get("id") if thread.get("id") is not None else len(stacks) + 1)
             stacks.append(Trace(frames, thread=name))
     return main, own, stacks
 
@@ -129,7 +126,7 @@ def _key(frames: tuple[dict[str, Any], ...]) -> tuple[tuple[str, int, str], ...]
 
 def format_event_traces(event: dict[str, Any]) -> str:
     """Every stack trace of a Sentry event, printed the way its runtime prints it ("" when it has none)."""
-    runtime = runtime_of(_s(event.get("platform")))
+    runtime = runtime_of(text(event.get("platform")))
     chain, own, threads = event_traces(event)
     parts = [format_chain(chain, runtime), format_chain(own, runtime)]
     for thread in threads[:MAX_THREADS]:
@@ -170,7 +167,7 @@ def format_thread(thread: Trace, runtime: Runtime) -> str:
 def _path(frame: dict[str, Any]) -> str:
     """In-app frames by their project-relative name; library frames by their absolute path, so readers (and
     the focus) can tell site-packages and node_modules from the repository."""
-    filename, abs_path = _s(frame.get("filename")), _s(frame.get("abs_path"))
+    filename, abs_path = text(frame.get("filename")), text(frame.get("abs_path"))
     if frame.get("in_app") is False and abs_path:
         return abs_path
     return filename or abs_path or "<unknown>"
@@ -182,7 +179,7 @@ def _line(frame: dict[str, Any]) -> int:
 
 
 def _fn(frame: dict[str, Any], default: str = "<unknown>") -> str:
-    return _s(frame.get("function")) or default
+    return text(frame.get("function")) or default
 
 
 def _innermost(trace: Trace) -> list[dict[str, Any]]:
@@ -196,8 +193,8 @@ def _python_frames(trace: Trace) -> list[str]:
     lines = []
     for f in trace.frames:
         lines.append(f'  File "{_path(f)}", line {_line(f)}, in {_fn(f, "<module>")}')
-        if _s(f.get("context_line")).strip():
-            lines.append(f"    {_s(f.get('context_line')).strip()}")
+        if text(f.get("context_line")).strip():
+            lines.append(f"    {text(f.get('context_line')).strip()}")
     return lines
 
 
@@ -213,7 +210,7 @@ def _js_frames(trace: Trace) -> list[str]:
     lines = []
     for f in _innermost(trace):
         where = f"{_path(f)}:{_line(f)}" + (f":{f['colno']}" if isinstance(f.get("colno"), int) else "")
-        fn = _s(f.get("function"))
+        fn = text(f.get("function"))
         lines.append(f"    at {fn} ({where})" if fn else f"    at {where}")
     return lines
 
@@ -224,9 +221,9 @@ def _js_frames(trace: Trace) -> list[str]:
 def _java_frames(trace: Trace) -> list[str]:
     lines = []
     for f in _innermost(trace):
-        owner = _s(f.get("module"))
+        owner = text(f.get("module"))
         method = f"{owner}.{_fn(f)}" if owner else _fn(f)
-        file = _s(f.get("filename")) or "Unknown Source"
+        file = text(f.get("filename")) or "Unknown Source"
         lines.append(f"\tat {method}({file}:{_line(f)})" if _line(f) else f"\tat {method}({file})")
     return lines
 
@@ -237,10 +234,10 @@ def _java_frames(trace: Trace) -> list[str]:
 def _go_frames(trace: Trace) -> list[str]:
     lines = []
     for f in _innermost(trace):
-        module, fn = _s(f.get("module")) or _s(f.get("package")), _fn(f)
+        module, fn = text(f.get("module")) or text(f.get("package")), _fn(f)
         lines.append(f"{module}.{fn}()" if module and not fn.startswith(module + ".") else f"{fn}()")
-        addr = _s(f.get("instruction_addr"))
-        path = _s(f.get("abs_path")) or _s(f.get("filename")) or "<unknown>"
+        addr = text(f.get("instruction_addr"))
+        path = text(f.get("abs_path")) or text(f.get("filename")) or "<unknown>"
         lines.append(f"\t{path}:{_line(f)}" + (f" +{addr}" if addr else ""))
     return lines
 
@@ -268,13 +265,13 @@ def _ruby(trace: Trace) -> str:
 
 
 def _php_file(f: dict[str, Any]) -> str:
-    return _s(f.get("abs_path")) or _path(f)
+    return text(f.get("abs_path")) or _path(f)
 
 
 def _php_frames(trace: Trace) -> list[str]:
     lines = []
     for i, f in enumerate(_innermost(trace)):
-        owner, fn = _s(f.get("module")), _fn(f)
+        owner, fn = text(f.get("module")), _fn(f)
         call = f"{owner}->{fn}()" if owner and "::" not in fn and "->" not in fn else f"{fn}()"
         lines.append(f"#{i} {_php_file(f)}({_line(f)}): {call}")
     return [*lines, f"#{len(lines)} {{main}}"]
@@ -292,9 +289,9 @@ def _php(trace: Trace) -> str:
 def _dotnet_frames(trace: Trace) -> list[str]:
     lines = []
     for f in _innermost(trace):
-        owner, fn = _s(f.get("module")), _fn(f)
+        owner, fn = text(f.get("module")), _fn(f)
         method = f"{owner}.{fn}" if owner and not fn.startswith(owner) else fn
-        path = _s(f.get("abs_path")) or _s(f.get("filename"))
+        path = text(f.get("abs_path")) or text(f.get("filename"))
         lines.append(f"   at {method}()" + (f" in {path}:line {_line(f)}" if path and _line(f) else ""))
     return lines
 

@@ -18,6 +18,8 @@ from app.webhooks._common import (
     invalid,
     load_json,
     lower_headers,
+    items,
+    mapping,
     obj,
     refusal,
     report,
@@ -76,7 +78,7 @@ def _issues(data: dict, delivery_id: str | None) -> WebhookOutcome:
         return ignored(_SOURCE, name, delivery_id, "closed: the issue is closed")
     if action not in _INVESTIGATE_ACTIONS:
         return ignored(_SOURCE, name, delivery_id, f"unsupported action {action!r}")
-    if action == "edited" and not ({"title", "body"} & set(data.get("changes") or {})):
+    if action == "edited" and not ({"title", "body"} & set(mapping(data.get("changes")))):
         return ignored(_SOURCE, name, delivery_id, "edited without a change to the title or body")
     full_name = string(repo, "full_name", "repository.full_name")
     if not full_name:
@@ -87,8 +89,8 @@ def _issues(data: dict, delivery_id: str | None) -> WebhookOutcome:
         repo=full_name,
         title=string(issue, "title", "issue.title"),
         body=string(issue, "body", "issue.body"),
-        labels=[text(lb.get("name")) for lb in issue.get("labels") or [] if isinstance(lb, dict)],
-        reporter=text((issue.get("user") or {}).get("login")) or None,
+        labels=[text(lb.get("name")) for lb in items(issue.get("labels")) if isinstance(lb, dict)],
+        reporter=text(mapping(issue.get("user")).get("login")) or None,
         url=text(issue.get("html_url")) or None,
         external_id=f"{full_name}#{number}" if number is not None else None,
     )

@@ -18,6 +18,8 @@ from app.webhooks._common import (
     invalid,
     load_json,
     lower_headers,
+    items,
+    mapping,
     obj,
     refusal,
     report,
@@ -73,12 +75,12 @@ def _issue(data: dict, event: str, delivery_id: str | None) -> WebhookOutcome:
         return ignored(_SOURCE, name, delivery_id, "closed: the issue is closed")
     if action not in _INVESTIGATE_ACTIONS:
         return ignored(_SOURCE, name, delivery_id, f"unsupported action {action!r}")
-    if action == "update" and not ({"title", "description", "labels"} & set(data.get("changes") or {})):
+    if action == "update" and not ({"title", "description", "labels"} & set(mapping(data.get("changes")))):
         return ignored(_SOURCE, name, delivery_id, "updated without a change to the title, description or labels")
     full_name = string(project, "path_with_namespace", "project.path_with_namespace")
     if not full_name:
         raise Invalid("`project.path_with_namespace` is missing")
-    labels = data.get("labels") if isinstance(data.get("labels"), list) else attrs.get("labels") or []
+    labels = data.get("labels") if isinstance(data.get("labels"), list) else items(attrs.get("labels"))
     iid = attrs.get("iid")
     bug = report(
         _SOURCE,
@@ -86,7 +88,7 @@ def _issue(data: dict, event: str, delivery_id: str | None) -> WebhookOutcome:
         title=string(attrs, "title", "object_attributes.title"),
         body=string(attrs, "description", "object_attributes.description"),
         labels=[text(lb.get("title")) for lb in labels if isinstance(lb, dict)],
-        reporter=text((data.get("user") or {}).get("username")) or None,
+        reporter=text(mapping(data.get("user")).get("username")) or None,
         url=text(attrs.get("url")) or None,
         external_id=f"{full_name}#{iid}" if iid is not None else None,
     )

@@ -27,6 +27,8 @@ from app.webhooks._common import (
     invalid,
     load_json,
     lower_headers,
+    items,
+    mapping,
     obj,
     refusal,
     report,
@@ -76,12 +78,12 @@ def parse(
             return ignored(_SOURCE, event, delivery_id, f"unsupported event {event!r}")
         issue = obj(data.get("issue"), "issue")
         fields = obj(issue.get("fields"), "issue.fields")
-        status = text((fields.get("status") or {}).get("name")).lower()
-        category = text(((fields.get("status") or {}).get("statusCategory") or {}).get("key")).lower()
+        status = text(mapping(fields.get("status")).get("name")).lower()
+        category = text(mapping(mapping(fields.get("status")).get("statusCategory")).get("key")).lower()
         if status in _DONE or category == "done" or fields.get("resolution"):
             return ignored(_SOURCE, event, delivery_id, "closed: the issue is resolved")
         if event == "jira:issue_updated":
-            changed = {text(i.get("field")).lower() for i in (data.get("changelog") or {}).get("items") or [] if isinstance(i, dict)}
+            changed = {text(i.get("field")).lower() for i in items(mapping(data.get("changelog")).get("items")) if isinstance(i, dict)}
             if not changed & _CONTENT_FIELDS:
                 return ignored(_SOURCE, event, delivery_id, "updated without a change to the summary, description or labels")
         repo_hint = (query or {}).get("repo") or h.get("x-bugsleuth-repo") or None
@@ -126,13 +128,13 @@ def _description(fields: dict[str, Any]) -> Any:
 
 
 def _report(issue: dict[str, Any], fields: dict[str, Any], repo_hint: str | None):
-    labels = [text(lb) for lb in fields.get("labels") or []]
+    labels = [text(lb) for lb in items(fields.get("labels"))]
     repo_label = next((lb.split(":", 1)[1] for lb in labels if lb.lower().startswith("repo:")), None)
-    issue_type = text((fields.get("issuetype") or {}).get("name"))
+    issue_type = text(mapping(fields.get("issuetype")).get("name"))
     key = text(issue.get("key"))
     api = text(issue.get("self"))
     url = f"{api.split('/rest/', 1)[0]}/browse/{key}" if api and key and "/rest/" in api else api or None
-    reporter = fields.get("reporter") or fields.get("creator") or {}
+    reporter = mapping(fields.get("reporter")) or mapping(fields.get("creator"))
     return report(
         _SOURCE,
         repo=repo_hint or repo_label,

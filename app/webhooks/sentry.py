@@ -25,6 +25,8 @@ from app.webhooks._common import (
     invalid,
     load_json,
     lower_headers,
+    items,
+    mapping,
     obj,
     refusal,
     report,
@@ -102,7 +104,7 @@ def _event_key(event: dict[str, Any]) -> str | None:
 
 
 def _tags(event: dict[str, Any]) -> dict[str, str]:
-    tags = event.get("tags") or []
+    tags = items(event.get("tags"))
     out: dict[str, str] = {}
     for tag in tags:
         if isinstance(tag, list | tuple) and len(tag) == 2:
@@ -124,7 +126,7 @@ def _event_report(event: dict[str, Any], payload: dict[str, Any], repo_hint: str
         meta.append(f"release: {text(event['release'])}")
     if meta:
         parts.append("\n".join(meta))
-    message = text((event.get("logentry") or {}).get("formatted")) or text(event.get("message"))
+    message = text(mapping(event.get("logentry")).get("formatted")) or text(event.get("message"))
     if message:
         parts.append(message)
     trace = stacktraces.format_event_traces(event)
