@@ -95,6 +95,13 @@ class TrackerUnavailable(Exception):
     """The tracker did not answer usefully within the retries and the time budget."""
 
 
+class TrackerRefused(Exception):
+    """The tracker answered with a client error a retry cannot mend (bad token, no such issue, no access)."""
+
+    def __init__(self, what: str, response: httpx.Response) -> None:
+        super().__init__(f"{what}: HTTP {response.status_code} {response.text[:200]}".rstrip())
+
+
 def comment_target(settings: Settings, report: BugReport) -> Tracker | None:
     """The issue's comment endpoints, or None when comment-back cannot be done (no URL, no token, other source)."""
     if not report.url:
@@ -223,10 +230,13 @@ async def _find_previous(calls: _Calls) -> int | None:
             break
         response = await calls.send("GET", url, params=params)
         if not response.is_success:
-            raise TrackerUnavailable(f"listing comments: HTTP {response.status_code}")
-        items = response.json()
-        for item in items if isinstance(items, list) else []:
-            if isinstance(item, dict) and tracker.marker in str(item.get("body") or ""):
+            raise TrackerRefused("listing comments", response)
+        try:
+            page = response.json()
+        except ValueError:
+            raise TrackerRefused("listing comments: the answer is not JSON", response) from None
+        for item in page if isinstance(page, list) else []:
+            if isinstance(item, dict) and tracker.marker in str(item.get("body") or "") and str(item.get("id")).isdigit():
                 return int(item["id"])
         url, params = _next_page(response, params)
     return None
@@ -269,11 +279,12 @@ async def post_diagnosis_comment(
             else:
                 response = await calls.send("POST", tracker.comments_url, json={"body": body})
                 action = "created"
+            if not response.is_success:
+                raise TrackerRefused(f"{'editing' if previous is not None else 'posting'} the comment", response)
         except TrackerUnavailable as exc:
             return CommentResult("failed", f"{tracker.kind} unavailable: {exc}", attempts=calls.attempts)
-    if not response.is_success:
-        return CommentResult("failed", f"{tracker.kind} refused the comment: HTTP {response.status_code} "
-                             f"{response.text[:200]}", attempts=calls.attempts)  # fmt: skip
+        except TrackerRefused as exc:
+            return CommentResult("failed", f"{tracker.kind} refused: {exc}", attempts=calls.attempts)
     try:
         answer = response.json()
     except ValueError:
