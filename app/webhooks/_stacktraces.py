@@ -151,7 +151,8 @@ def format_chain(traces: list[Trace], runtime: Runtime) -> str:
         stack = next((t for t in newest_first if t.frames), newest_first[0])
         return f"{newest_first[0].head}\n\n{_go(stack)}"
     out = [_exception(newest_first[0], runtime)]
-    out.extend(_cause(older, runtime) for older in newest_first[1:])
+    for enclosing, older in zip(newest_first, newest_first[1:]):
+        out.append(_java_cause(older, enclosing) if runtime == "java" else _cause(older, runtime))
     return "\n".join(out)
 
 
@@ -322,6 +323,16 @@ def _exception(trace: Trace, runtime: Runtime) -> str:
     if runtime == "ruby":
         return _ruby(trace)
     return "\n".join([trace.head or _DEFAULT_KIND[runtime], *_FRAMES[runtime](trace)])
+
+
+def _java_cause(trace: Trace, enclosing: Trace) -> str:
+    """`Caused by: ...` with the outermost frames it shares with the exception it caused as `... N more`."""
+    lines, outer = _java_frames(trace), _java_frames(enclosing)
+    shared = 0
+    while shared < min(len(lines), len(outer)) - 1 and lines[-1 - shared] == outer[-1 - shared]:
+        shared += 1
+    kept = lines[: len(lines) - shared] + ([f"\t... {shared} more"] if shared else [])
+    return "\n".join([f"Caused by: {trace.head or 'java.lang.Throwable'}", *kept])
 
 
 def _cause(trace: Trace, runtime: Runtime) -> str:

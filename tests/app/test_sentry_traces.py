@@ -128,11 +128,16 @@ def test_many_threads_are_capped_with_the_count_left_out_stated():
 
 
 def test_java_causes_and_dotnet_inner_exceptions_follow_the_runtime_convention():
-    cause = {"type": "IOException", "module": "java.io", "value": "disk", "stacktrace": {"frames": [frame("read", "F.java", 3, module="a.F")]}}
+    main = frame("main", "Main.java", 1, module="a.Main")
+    cause = {"type": "IOException", "module": "java.io", "value": "disk",
+             "stacktrace": {"frames": [main, frame("read", "F.java", 3, module="a.F")]}}
     outer = {"type": "IllegalStateException", "module": "java.lang", "value": "no config",
-             "stacktrace": {"frames": [frame("load", "C.java", 9, module="a.C")]}}  # fmt: skip
+             "stacktrace": {"frames": [main, frame("load", "C.java", 9, module="a.C")]}}  # fmt: skip
     printed = format_event_traces({"platform": "java", "exception": {"values": [cause, outer]}})
-    assert printed.index("java.lang.IllegalStateException: no config") < printed.index("Caused by: java.io.IOException: disk")
+    assert printed.splitlines() == [
+        "java.lang.IllegalStateException: no config", "\tat a.C.load(C.java:9)", "\tat a.Main.main(Main.java:1)",
+        "Caused by: java.io.IOException: disk", "\tat a.F.read(F.java:3)", "\t... 1 more",
+    ]  # fmt: skip
     inner = {"type": "System.IO.IOException", "value": "disk", "stacktrace": {"frames": [frame("Read", "F.cs", 3, module="A.F")]}}
     printed = format_event_traces({"platform": "csharp", "exception": {"values": [inner, {"type": "System.Exception", "value": "outer"}]}})
     assert printed.splitlines()[:2] == ["System.Exception: outer", " ---> System.IO.IOException: disk"]
