@@ -97,6 +97,11 @@ class Settings(BaseSettings):
     """GitHub API base URL (GitHub Enterprise, or a fake server in tests)."""
     gitlab_api_url: str = "https://gitlab.com/api/v4"
     """GitLab API base URL."""
+    comment_timeout_s: float = Field(default=60.0, gt=0, le=900)
+    """Total time one comment-back may take, retries included; past it the comment is given up (and recorded)."""
+    public_url: str | None = None
+    """The service's address as users reach it (`https://bugsleuth.example`): tracker comments link to the
+    investigation's page there."""
 
     log_level: str = "INFO"
     """Log level of the service loggers."""

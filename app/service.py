@@ -207,19 +207,23 @@ async def handle_webhook(
 
     jobs = runtime.jobs
     async with runtime.db.session() as s:
-        if delivery_id and await store.find_delivery(s, provider, delivery_id) is not None:
+        # The signed body's identity first: a body resent under a new delivery id is the same event.
+        key = outcome.identity or delivery_id
+        seen = await store.find_delivery(s, provider, key) if key else None
+        if seen is not None:
             count("duplicate")
-            return WebhookAnswer(200, {"outcome": "duplicate", "delivery_id": delivery_id})
+            return WebhookAnswer(200, _duplicate(delivery_id, seen))
         if kind == "accepted" and report is not None:
             if report.repo is None or await store.get_repository(s, report.repo) is None:
                 kind, reason = "ignored", f"repository {report.repo!r} is not registered"
         try:
             row_id = await store.record_delivery(
-                s, provider, delivery_id=delivery_id, outcome=kind, reason=reason, authenticated=True
+                s, provider, delivery_id=delivery_id, outcome=kind, reason=reason, authenticated=True,
+                identity=outcome.identity,
             )
         except store.DuplicateError:
             count("duplicate")
-            return WebhookAnswer(200, {"outcome": "duplicate", "delivery_id": delivery_id})
+            return WebhookAnswer(200, _duplicate(delivery_id, None))
         if kind != "accepted" or report is None:
             answer = WebhookAnswer(202, {"outcome": "ignored", "reason": reason, "delivery_id": delivery_id})
         else:
@@ -247,3 +251,11 @@ async def handle_webhook(
     count(answer.body["outcome"])
     return answer
 
+
+def _duplicate(delivery_id: str | None, seen: Any) -> dict[str, Any]:
+    """The answer to a delivery already received (the same delivery id, or the same event under a new id)."""
+    body: dict[str, Any] = {"outcome": "duplicate", "delivery_id": delivery_id}
+    if seen is not None:
+        body["reason"] = f"already received as delivery {seen.delivery_id!r} ({seen.outcome})"
+        body["id"] = seen.investigation_id
+    return body

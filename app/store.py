@@ -400,12 +400,15 @@ async def record_delivery(
     reason: str = "",
     authenticated: bool,
     investigation_id: int | None = None,
+    identity: str | None = None,
 ) -> int:
-    """Record a webhook delivery; raises DuplicateError when an authenticated delivery id was seen before."""
+    """Record a webhook delivery; raises DuplicateError when an authenticated delivery with the same key (the
+    body's `identity` when it has one, else the delivery id) was seen before."""
+    key = identity or delivery_id
     row = WebhookDelivery(
         provider=provider,
         delivery_id=_storable(delivery_id, 200),
-        dedup_key=_storable(delivery_id, 200) if authenticated and delivery_id else None,
+        dedup_key=_storable(key, 200) if authenticated and key else None,
         outcome=outcome,
         reason=_storable(reason, 2000),
         investigation_id=investigation_id,
@@ -419,11 +422,12 @@ async def record_delivery(
     return row.id
 
 
-async def find_delivery(session: AsyncSession, provider: Source, delivery_id: str) -> DeliveryView | None:
-    """The authenticated delivery recorded under this id, or None."""
+async def find_delivery(session: AsyncSession, provider: Source, key: str) -> DeliveryView | None:
+    """The authenticated delivery recorded under this key (the body's identity when it had one, else its
+    delivery id), or None."""
     row = await session.scalar(
         select(WebhookDelivery).where(
-            WebhookDelivery.provider == provider, WebhookDelivery.dedup_key == _storable(delivery_id, 200)
+            WebhookDelivery.provider == provider, WebhookDelivery.dedup_key == _storable(key, 200)
         )
     )
     return _delivery_view(row) if row else None

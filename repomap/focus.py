@@ -1,7 +1,7 @@
 """What a bug report points at: identifiers, dotted names, paths, stack-trace frames, messages and code.
 
 Shared by the repo map (to personalize ranking) and the offline investigator. Stack traces are read
-from Python, JavaScript/Node, Java/Kotlin, Go and Rust output, plus the generic `path:line` form that
+from Python, JavaScript/Node, Java/Kotlin, Go, Rust, Ruby, PHP and .NET output, plus the generic `path:line` form that
 C/C++ compilers, sanitizers and most tools print.
 """
 
@@ -26,6 +26,10 @@ _JS_FRAME = re.compile(
 )
 _JAVA_FRAME = re.compile(r"^\s*at\s+([\w$.<>/]+)\.([\w$<>]+)\(([\w$.-]+\.(?:java|kt|scala|groovy)):(\d+)\)", re.M)
 _GO_FRAME = re.compile(r"^([^\s(]+(?:\(\*?\w+\)[^\s(]*)?)\([^\n]*\)\n\s+(\S+\.go):(\d+)", re.M)
+_RUBY_FRAME = re.compile(r"^\s*(?:from\s+)?((?:[A-Za-z]:)?[^\s:'\"`]+\.(?:rb|rake|erb)):(\d+):in [`']([^'`\n]+)'", re.M)
+_PHP_FRAME = re.compile(r"^\s*#\d+\s+((?:[A-Za-z]:)?[^\s(]+\.(?:php|phtml|inc))\((\d+)\):\s+([^\s(]+)\(", re.M)
+_PHP_ERROR = re.compile(r"\bin ((?:[A-Za-z]:)?[^\s:]+\.(?:php|phtml|inc))(?: on line |:)(\d+)\b")
+_DOTNET_FRAME = re.compile(r"^\s*at\s+([^\s(]+)\([^\n]*?\)\s+in\s+(.+?\.(?:cs|vb|fs)):line (\d+)", re.M)
 _RUST_PANIC = re.compile(r"panicked at (?:'[^'\n]*', |\"[^\"\n]*\", )?([^\s:'\"]+\.rs):(\d+)(?::\d+)?")
 _RUST_FRAME = re.compile(r"^\s*\d+:\s+(?:0x[0-9a-f]+ - )?([\w:<>$.{}\s]+?)\n\s+at\s+(\S+\.rs):(\d+)", re.M)
 _GENERIC_FRAME = re.compile(
@@ -67,7 +71,8 @@ class Frame:
     function: str | None = None
     """Function name, when printed."""
     language: str = "python"
-    """Which runtime printed the trace (`python`, `javascript`, `java`, `go`, `rust`, `generic`)."""
+    """Which runtime printed the trace (`python`, `javascript`, `java`, `go`, `rust`, `ruby`, `php`, `dotnet`,
+    `generic`)."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +163,14 @@ def parse_frames(text: str) -> tuple[Frame, ...]:
         cls_name = owner.rsplit(".", 1)[-1].split("$")[0]
         path = "/".join([*package.split(".")] + [file]) if package else file
         add(m.start(), Frame(path, int(line), f"{cls_name}.{method}", "java"))
+    for m in _DOTNET_FRAME.finditer(text):
+        add(m.start(), Frame(m.group(2), int(m.group(3)), ".".join(m.group(1).split(".")[-2:]), "dotnet"))
+    for m in _RUBY_FRAME.finditer(text):
+        add(m.start(), Frame(m.group(1), int(m.group(2)), m.group(3).rsplit(" ", 1)[-1], "ruby"))
+    for m in _PHP_FRAME.finditer(text):
+        add(m.start(), Frame(m.group(1), int(m.group(2)), m.group(3), "php"))
+    for m in _PHP_ERROR.finditer(text):
+        add(m.start(), Frame(m.group(1), int(m.group(2)), None, "php"))
     for m in _GO_FRAME.finditer(text):
         add(m.start(), Frame(m.group(2), int(m.group(3)), m.group(1).rsplit("/", 1)[-1], "go"))
     for m in _RUST_FRAME.finditer(text):
@@ -181,7 +194,7 @@ def parse_frames(text: str) -> tuple[Frame, ...]:
 def strip_frames(text: str) -> str:
     """The text without its stack-frame lines (the code lines a Python traceback quotes are kept)."""
     text = text.replace("\r\n", "\n")
-    for pattern in (_PY_FRAME, _JAVA_FRAME, _GO_FRAME, _RUST_FRAME, _JS_FRAME):
+    for pattern in (_PY_FRAME, _JAVA_FRAME, _DOTNET_FRAME, _RUBY_FRAME, _PHP_FRAME, _GO_FRAME, _RUST_FRAME, _JS_FRAME):
         text = pattern.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     return text
 

@@ -240,16 +240,21 @@ async def _run(
     runtime.metrics.duration.observe(elapsed)
     log.info("investigation finished", extra={"status": status.value, "seconds": round(elapsed, 3), "error": error})
     if status == Status.done and runtime.settings.comment_back and validated is not None:
-        await _comment_back(runtime, investigation_id, report, validated)
+        await _comment_back(runtime, investigation_id, run, report, validated)
     return status
 
 
-async def _comment_back(runtime: Runtime, investigation_id: int, report: Any, diagnosis: Any) -> None:
-    from app.comment import post_diagnosis_comment
+async def _comment_back(runtime: Runtime, investigation_id: int, run: int, report: Any, diagnosis: Any) -> None:
+    """Post or update the tracker comment after the investigation is stored `done`; its outcome is a trace note."""
+    from app.comment import post_diagnosis_comment  # lazy: httpx and the export only when comment-back is on
 
     try:
-        if await post_diagnosis_comment(runtime.settings, report, diagnosis):
-            async with runtime.db.session() as s:
+        result = await post_diagnosis_comment(runtime.settings, report, diagnosis, investigation_id=investigation_id)
+        async with runtime.db.session() as s:
+            await store.append_trace_events(s, investigation_id, run, [{"kind": "note", "detail": f"comment-back: {result.detail}"}])
+            if result.ok:
                 await store.mark_commented(s, investigation_id)
+        if not result.ok and result.action != "skipped":
+            log.warning("comment-back failed", extra={"investigation_id": investigation_id, "detail": result.detail})
     except Exception:
         log.warning("comment-back failed", exc_info=True)

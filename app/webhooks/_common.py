@@ -40,6 +40,23 @@ def signs_body(digest: str, secret: str, body: bytes) -> bool:
     return same(digest.lower(), hmac_sha256_hex(secret, body))
 
 
+def shared_secret_problem(
+    headers: Mapping[str, str], secret: str, query: Mapping[str, str] | None, *, signature: str
+) -> str | None:
+    """None when the delivery carries the shared secret itself (for senders that cannot sign), else why not:
+    `Authorization: Bearer <secret>`, `X-Bugsleuth-Token: <secret>` or `?secret=<secret>` in the URL.
+    `signature` names the provider's signature header, for the message when nothing at all was sent."""
+    h = lower_headers(headers)
+    auth = h.get("authorization", "")
+    token = auth[7:].strip() if auth.lower().startswith("bearer ") else h.get("x-bugsleuth-token", "")
+    token = token or (query or {}).get("secret", "")
+    if not token:
+        return f"missing {signature}, bearer token, X-Bugsleuth-Token header or ?secret= parameter"
+    if not same(token, secret):
+        return "the shared secret does not match"
+    return None
+
+
 def load_json(body: bytes) -> dict[str, Any]:
     """The delivery's JSON object, or `Invalid` saying what is wrong with it."""
     try:
@@ -58,9 +75,40 @@ def obj(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
+def mapping(value: Any) -> dict[str, Any]:
+    """An optional JSON object: the value when it is one, else {} (a wrong type reads as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
+def items(value: Any) -> list[Any]:
+    """An optional JSON array: the value when it is one, else []."""
+    return value if isinstance(value, list) else []
+
+
 def text(value: Any) -> str:
     """A string field, or "" when absent or not a string."""
     return value if isinstance(value, str) else ""
+
+
+_JSON_TYPES = {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object"}
+
+
+def string(container: dict[str, Any], key: str, where: str) -> str:
+    """A field that must be a string when present: "" when absent or null, `Invalid` naming the field and the
+    type found otherwise (a title of `5` is a malformed delivery, not an empty title)."""
+    value = container.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise Invalid(f"`{where}` must be a string, got {_JSON_TYPES.get(type(value), type(value).__name__)}")
+    return value
+
+
+def identity(*parts: Any) -> str:
+    """The body's own identity of an event (provider's object id, action, update time), for deduplication:
+    the delivery id is not covered by the signature, so a resent body with a new id is the same event."""
+    key = ":".join("" if p is None else str(p) for p in parts)
+    return key if len(key) <= 200 else "sha256:" + hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()
 
 
 def clip_title(title: str) -> str:
@@ -82,9 +130,11 @@ def report(source: Source, **fields: Any) -> BugReport:
     return BugReport(source=source, **fields)
 
 
-def accepted(source: Source, event: str | None, delivery_id: str | None, bug: BugReport) -> WebhookOutcome:
-    """An outcome carrying a report to investigate."""
-    return WebhookOutcome(kind="accepted", provider=source, event=event, delivery_id=delivery_id, report=bug)
+def accepted(
+    source: Source, event: str | None, delivery_id: str | None, bug: BugReport, *, key: str | None = None
+) -> WebhookOutcome:
+    """An outcome carrying a report to investigate; `key` is the body's identity (see `identity`)."""
+    return WebhookOutcome(kind="accepted", provider=source, event=event, delivery_id=delivery_id, report=bug, identity=key)
 
 
 def ignored(source: Source, event: str | None, delivery_id: str | None, reason: str) -> WebhookOutcome:

@@ -26,6 +26,9 @@ class WebhookOutcome(BaseModel):
     """The provider's event name (`issues/opened`, `Issue Hook/open`, `event_alert/triggered`, `jira:issue_created`)."""
     delivery_id: str | None = None
     """The provider's id of this delivery, for deduplication of redeliveries; None when it has none."""
+    identity: str | None = None
+    """The event's identity in the signed body (object id + action + update time, or the provider's event id):
+    a body resent under a new delivery id is the same event. None when the body carries none."""
     reason: str = ""
     """Why it was ignored, refused or invalid; empty when accepted."""
     report: BugReport | None = None

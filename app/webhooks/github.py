@@ -13,14 +13,18 @@ from schemas import Source
 from app.webhooks._common import (
     Invalid,
     accepted,
+    identity,
     ignored,
     invalid,
+    items,
     load_json,
     lower_headers,
+    mapping,
     obj,
     refusal,
     report,
     signs_body,
+    string,
     text,
 )
 from app.webhooks._outcome import WebhookOutcome
@@ -74,20 +78,22 @@ def _issues(data: dict, delivery_id: str | None) -> WebhookOutcome:
         return ignored(_SOURCE, name, delivery_id, "closed: the issue is closed")
     if action not in _INVESTIGATE_ACTIONS:
         return ignored(_SOURCE, name, delivery_id, f"unsupported action {action!r}")
-    if action == "edited" and not ({"title", "body"} & set(data.get("changes") or {})):
+    if action == "edited" and not ({"title", "body"} & set(mapping(data.get("changes")))):
         return ignored(_SOURCE, name, delivery_id, "edited without a change to the title or body")
-    full_name = text(repo.get("full_name"))
+    full_name = string(repo, "full_name", "repository.full_name")
     if not full_name:
         raise Invalid("`repository.full_name` is missing")
     number = issue.get("number")
     bug = report(
         _SOURCE,
         repo=full_name,
-        title=text(issue.get("title")),
-        body=text(issue.get("body")),
-        labels=[text(lb.get("name")) for lb in issue.get("labels") or [] if isinstance(lb, dict)],
-        reporter=text((issue.get("user") or {}).get("login")) or None,
+        title=string(issue, "title", "issue.title"),
+        body=string(issue, "body", "issue.body"),
+        labels=[text(lb.get("name")) for lb in items(issue.get("labels")) if isinstance(lb, dict)],
+        reporter=text(mapping(issue.get("user")).get("login")) or None,
         url=text(issue.get("html_url")) or None,
         external_id=f"{full_name}#{number}" if number is not None else None,
     )
-    return accepted(_SOURCE, name, delivery_id, bug)
+    label = text((data.get("label") or {}).get("name")) if isinstance(data.get("label"), dict) else ""
+    key = identity("issues", issue.get("id") or f"{full_name}#{number}", action, label, issue.get("updated_at"))
+    return accepted(_SOURCE, name, delivery_id, bug, key=key)

@@ -13,14 +13,18 @@ from schemas import Source
 from app.webhooks._common import (
     Invalid,
     accepted,
+    identity,
     ignored,
     invalid,
+    items,
     load_json,
     lower_headers,
+    mapping,
     obj,
     refusal,
     report,
     same,
+    string,
     text,
 )
 from app.webhooks._outcome import WebhookOutcome
@@ -71,21 +75,22 @@ def _issue(data: dict, event: str, delivery_id: str | None) -> WebhookOutcome:
         return ignored(_SOURCE, name, delivery_id, "closed: the issue is closed")
     if action not in _INVESTIGATE_ACTIONS:
         return ignored(_SOURCE, name, delivery_id, f"unsupported action {action!r}")
-    if action == "update" and not ({"title", "description", "labels"} & set(data.get("changes") or {})):
+    if action == "update" and not ({"title", "description", "labels"} & set(mapping(data.get("changes")))):
         return ignored(_SOURCE, name, delivery_id, "updated without a change to the title, description or labels")
-    full_name = text(project.get("path_with_namespace"))
+    full_name = string(project, "path_with_namespace", "project.path_with_namespace")
     if not full_name:
         raise Invalid("`project.path_with_namespace` is missing")
-    labels = data.get("labels") if isinstance(data.get("labels"), list) else attrs.get("labels") or []
+    labels = data.get("labels") if isinstance(data.get("labels"), list) else items(attrs.get("labels"))
     iid = attrs.get("iid")
     bug = report(
         _SOURCE,
         repo=full_name,
-        title=text(attrs.get("title")),
-        body=text(attrs.get("description")),
+        title=string(attrs, "title", "object_attributes.title"),
+        body=string(attrs, "description", "object_attributes.description"),
         labels=[text(lb.get("title")) for lb in labels if isinstance(lb, dict)],
-        reporter=text((data.get("user") or {}).get("username")) or None,
+        reporter=text(mapping(data.get("user")).get("username")) or None,
         url=text(attrs.get("url")) or None,
         external_id=f"{full_name}#{iid}" if iid is not None else None,
     )
-    return accepted(_SOURCE, name, delivery_id, bug)
+    key = identity("issue", project.get("id") or full_name, attrs.get("id") or iid, action, attrs.get("updated_at"))
+    return accepted(_SOURCE, name, delivery_id, bug, key=key)

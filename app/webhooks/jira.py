@@ -22,15 +22,19 @@ from schemas import Source
 from app.webhooks._common import (
     Invalid,
     accepted,
+    identity,
     ignored,
     invalid,
+    items,
     load_json,
     lower_headers,
+    mapping,
     obj,
     refusal,
     report,
-    same,
+    shared_secret_problem,
     signs_body,
+    string,
     text,
 )
 from app.webhooks._outcome import WebhookOutcome
@@ -49,14 +53,7 @@ def verify(headers: Mapping[str, str], body: bytes, secret: str, query: Mapping[
         if algo.lower() != "sha256" or not signs_body(digest, secret, body):
             return "X-Hub-Signature does not match the body (wrong secret or altered body)"
         return None
-    auth = h.get("authorization", "")
-    token = auth[7:].strip() if auth.lower().startswith("bearer ") else h.get("x-bugsleuth-token", "")
-    token = token or (query or {}).get("secret", "")
-    if not token:
-        return "missing X-Hub-Signature, bearer token, X-Bugsleuth-Token header or ?secret= parameter"
-    if not same(token, secret):
-        return "the shared secret does not match"
-    return None
+    return shared_secret_problem(h, secret, query, signature="X-Hub-Signature")
 
 
 def parse(
@@ -81,16 +78,17 @@ def parse(
             return ignored(_SOURCE, event, delivery_id, f"unsupported event {event!r}")
         issue = obj(data.get("issue"), "issue")
         fields = obj(issue.get("fields"), "issue.fields")
-        status = text((fields.get("status") or {}).get("name")).lower()
-        category = text(((fields.get("status") or {}).get("statusCategory") or {}).get("key")).lower()
+        status = text(mapping(fields.get("status")).get("name")).lower()
+        category = text(mapping(mapping(fields.get("status")).get("statusCategory")).get("key")).lower()
         if status in _DONE or category == "done" or fields.get("resolution"):
             return ignored(_SOURCE, event, delivery_id, "closed: the issue is resolved")
         if event == "jira:issue_updated":
-            changed = {text(i.get("field")).lower() for i in (data.get("changelog") or {}).get("items") or [] if isinstance(i, dict)}
+            changed = {text(i.get("field")).lower() for i in items(mapping(data.get("changelog")).get("items")) if isinstance(i, dict)}
             if not changed & _CONTENT_FIELDS:
                 return ignored(_SOURCE, event, delivery_id, "updated without a change to the summary, description or labels")
         repo_hint = (query or {}).get("repo") or h.get("x-bugsleuth-repo") or None
-        return accepted(_SOURCE, event, delivery_id, _report(issue, fields, repo_hint))
+        key = identity(event, issue.get("id") or issue.get("key"), fields.get("updated") or data.get("timestamp"))
+        return accepted(_SOURCE, event, delivery_id, _report(issue, fields, repo_hint), key=key)
     except Invalid as exc:
         return invalid(_SOURCE, str(exc), delivery_id)
 
@@ -121,19 +119,27 @@ def adf_to_text(node: Any) -> str:
     return inner
 
 
+def _description(fields: dict[str, Any]) -> Any:
+    """The description: a string (API v2), an Atlassian document (v3) or nothing; anything else is malformed."""
+    value = fields.get("description")
+    if value is not None and not isinstance(value, str | dict):
+        raise Invalid("`issue.fields.description` must be a string or an Atlassian document object")
+    return value
+
+
 def _report(issue: dict[str, Any], fields: dict[str, Any], repo_hint: str | None):
-    labels = [text(lb) for lb in fields.get("labels") or []]
+    labels = [text(lb) for lb in items(fields.get("labels"))]
     repo_label = next((lb.split(":", 1)[1] for lb in labels if lb.lower().startswith("repo:")), None)
-    issue_type = text((fields.get("issuetype") or {}).get("name"))
+    issue_type = text(mapping(fields.get("issuetype")).get("name"))
     key = text(issue.get("key"))
     api = text(issue.get("self"))
     url = f"{api.split('/rest/', 1)[0]}/browse/{key}" if api and key and "/rest/" in api else api or None
-    reporter = fields.get("reporter") or fields.get("creator") or {}
+    reporter = mapping(fields.get("reporter")) or mapping(fields.get("creator"))
     return report(
         _SOURCE,
         repo=repo_hint or repo_label,
-        title=text(fields.get("summary")),
-        body=adf_to_text(fields.get("description")).strip(),
+        title=string(fields, "summary", "issue.fields.summary"),
+        body=adf_to_text(_description(fields)).strip(),
         labels=[*labels, issue_type],
         reporter=text(reporter.get("displayName")) or text(reporter.get("name")) or None,
         url=url,

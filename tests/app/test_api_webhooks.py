@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from contextlib import asynccontextmanager
 
 from pydantic import SecretStr
 
@@ -27,6 +28,15 @@ def github_issue(action: str = "opened", repo: str = "acme/tiny", title: str = "
     }).encode()
 
 
+@asynccontextmanager
+async def github_service(base_settings, fixture_repo):
+    """The app with a GitHub webhook secret and the tiny repository registered as acme/tiny."""
+    path, _ = fixture_repo
+    async with running_service(base_settings(github_webhook_secret=SecretStr(SECRET))) as svc:
+        await register(svc, "acme/tiny", path)
+        yield svc
+
+
 def signed(body: bytes, delivery: str, event: str = "issues", secret: str = SECRET) -> dict[str, str]:
     sig = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
     return {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery, "X-Hub-Signature-256": sig,
@@ -34,9 +44,7 @@ def signed(body: bytes, delivery: str, event: str = "issues", secret: str = SECR
 
 
 async def test_a_signed_issue_is_accepted_once_and_its_redelivery_is_idempotent(base_settings, fixture_repo):
-    path, _ = fixture_repo
-    async with running_service(base_settings(github_webhook_secret=SecretStr(SECRET))) as svc:
-        await register(svc, "acme/tiny", path)
+    async with github_service(base_settings, fixture_repo) as svc:
         body = github_issue()
         r = await svc.client.post("/webhooks/github", content=body, headers=signed(body, "d-1"))
         assert r.status_code == 202 and r.json()["outcome"] == "accepted"
@@ -50,9 +58,7 @@ async def test_a_signed_issue_is_accepted_once_and_its_redelivery_is_idempotent(
 
 
 async def test_forged_and_unsigned_deliveries_are_401_recorded_and_never_queued(base_settings, fixture_repo):
-    path, _ = fixture_repo
-    async with running_service(base_settings(github_webhook_secret=SecretStr(SECRET))) as svc:
-        await register(svc, "acme/tiny", path)
+    async with github_service(base_settings, fixture_repo) as svc:
         body = github_issue()
         forged = await svc.client.post("/webhooks/github", content=body, headers=signed(body, "d-2", secret="wrong"))
         assert forged.status_code == 401
@@ -70,9 +76,7 @@ async def test_forged_and_unsigned_deliveries_are_401_recorded_and_never_queued(
 
 
 async def test_non_report_events_and_unregistered_repositories_are_ignored_with_a_reason(base_settings, fixture_repo):
-    path, _ = fixture_repo
-    async with running_service(base_settings(github_webhook_secret=SecretStr(SECRET))) as svc:
-        await register(svc, "acme/tiny", path)
+    async with github_service(base_settings, fixture_repo) as svc:
         closed = github_issue(action="closed")
         r = await svc.client.post("/webhooks/github", content=closed, headers=signed(closed, "d-4"))
         assert r.status_code == 202 and r.json()["outcome"] == "ignored"
@@ -82,8 +86,8 @@ async def test_non_report_events_and_unregistered_repositories_are_ignored_with_
         assert "not registered" in r.json()["reason"]
         assert (await svc.client.get("/api/investigations")).json()["total"] == 0
         async with svc.runtime.db.session() as s:
-            found = await store.find_delivery(s, Source.github, "d-5")
-        assert found is not None and found.outcome == "ignored"
+            found = {d.delivery_id: d for d in await store.list_deliveries(s)}
+        assert found["d-5"].outcome == "ignored" and found["d-5"].provider == Source.github
 
 
 async def test_a_provider_without_a_configured_secret_refuses_everything(base_settings, fixture_repo):
@@ -95,3 +99,32 @@ async def test_a_provider_without_a_configured_secret_refuses_everything(base_se
         assert r.status_code == 401
         r = await svc.client.post("/webhooks/bitbucket", content=body)
         assert r.status_code == 422
+
+
+async def test_a_signed_body_resent_under_a_new_delivery_id_is_not_investigated_again(base_settings, fixture_repo):
+    async with github_service(base_settings, fixture_repo) as svc:
+        body = github_issue()
+        first = await svc.client.post("/webhooks/github", content=body, headers=signed(body, "d-10"))
+        assert first.json()["outcome"] == "accepted"
+        resent = await svc.client.post("/webhooks/github", content=body, headers=signed(body, "d-11-replayed"))
+        assert (resent.status_code, resent.json()["outcome"]) == (200, "duplicate")
+        assert "'d-10'" in resent.json()["reason"] and resent.json()["id"] == first.json()["id"]
+        assert (await svc.client.get("/api/investigations")).json()["total"] == 1
+        # the same issue edited later is a new event: its body's update time differs
+        data = json.loads(body)
+        data["action"], data["changes"] = "edited", {"body": {"from": "old"}}
+        data["issue"]["updated_at"] = "2026-12-01T10:00:00Z"
+        edited = json.dumps(data).encode()
+        r = await svc.client.post("/webhooks/github", content=edited, headers=signed(edited, "d-12"))
+        assert r.json()["outcome"] == "accepted"
+
+
+async def test_a_signed_delivery_with_a_title_of_the_wrong_type_is_400_with_the_field_named(base_settings, fixture_repo):
+    async with github_service(base_settings, fixture_repo) as svc:
+        data = json.loads(github_issue())
+        data["issue"]["title"] = 5
+        body = json.dumps(data).encode()
+        r = await svc.client.post("/webhooks/github", content=body, headers=signed(body, "d-13"))
+        assert r.status_code == 400
+        assert r.json() == {"outcome": "invalid", "detail": "`issue.title` must be a string, got a number"}
+        assert (await svc.client.get("/api/investigations")).json()["total"] == 0

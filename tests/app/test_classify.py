@@ -193,3 +193,16 @@ def test_sentry_event_report_is_a_crash():
     out = parse_delivery("sentry", headers, body, "k")
     assert classify(out.report).label == Classification.crash
     json.loads(body)  # the fixture itself is valid JSON
+
+
+@pytest.mark.parametrize("trace, signal", [
+    ("app/models/order.rb:41:in 'total': undefined method '+' for nil (NoMethodError)\n"
+     "\tfrom app/controllers/orders_controller.rb:12:in `show'", "Ruby backtrace"),
+    ("TypeError: bad argument in /var/www/src/Cart.php:18\nStack trace:\n#0 /var/www/src/Cart.php(18): App\\Cart->total()\n"
+     "#1 {main}", "PHP stack trace"),
+    ("System.NullReferenceException: Object reference not set to an instance of an object.\n"
+     "   at Acme.Shop.OrderService.Total(Order order) in C:\\src\\OrderService.cs:line 57", ".NET stack trace"),
+])  # fmt: skip
+def test_ruby_php_and_dotnet_stack_traces_make_a_crash(trace: str, signal: str):
+    result = classify(BugReport(title="checkout fails", body=f"After the upgrade:\n\n```\n{trace}\n```\n"))
+    assert result.label == Classification.crash and signal in result.reason

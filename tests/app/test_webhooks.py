@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.webhooks import WebhookOutcome, parse_delivery
-from app.webhooks.sentry import format_stacktrace
+from app.webhooks._stacktraces import format_event_traces
 from tests.app._service_fixtures import base_settings, fixture_repo  # noqa: F401 - fixtures
 from schemas import Source
 
@@ -263,7 +263,7 @@ def test_sentry_chained_exceptions_are_all_printed():
         {"type": "KeyError", "value": "'code'", "stacktrace": {"frames": [{"filename": "a.py", "lineno": 1, "function": "f"}]}},
         {"type": "ValueError", "value": "bad code", "stacktrace": {"frames": [{"filename": "b.py", "lineno": 2, "function": "g"}]}},
     ]
-    text = format_stacktrace(values, "python")
+    text = format_event_traces({"platform": "python", "exception": {"values": values}})
     assert text.index("KeyError") < text.index("During handling") < text.index("ValueError: bad code")
 
 
@@ -346,3 +346,47 @@ async def test_jira_delivery_through_the_route_uses_the_query_parameters(base_se
         assert r.json()["classification"] == "bug"
         again = await svc.client.post(f"/webhooks/jira?repo=acme/tiny&secret={SECRET}", content=body)
         assert (again.status_code, again.json()["outcome"]) == (200, "duplicate")
+
+
+# ---------------------------------------------------------------- wrong types and body identity
+
+
+def _with(name: str, path: tuple[str, ...], value) -> bytes:
+    data = json.loads(load(name))
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return json.dumps(data).encode()
+
+
+@pytest.mark.parametrize("provider, fixture, path, field", [
+    ("github", "github_issues_opened", ("issue", "title"), "issue.title"),
+    ("github", "github_issues_opened", ("issue", "body"), "issue.body"),
+    ("gitlab", "gitlab_issue_open", ("object_attributes", "title"), "object_attributes.title"),
+    ("gitlab", "gitlab_issue_open", ("object_attributes", "description"), "object_attributes.description"),
+    ("sentry", "sentry_event_alert", ("data", "event", "title"), "event.title"),
+    ("jira", "jira_issue_created", ("issue", "fields", "summary"), "issue.fields.summary"),
+])  # fmt: skip
+@pytest.mark.parametrize("value, kind", [(5, "a number"), (["x"], "an array"), (True, "a boolean")])
+def test_a_text_field_of_the_wrong_type_is_invalid_and_named(provider, fixture, path, field, value, kind):
+    body = _with(fixture, path, value)
+    if provider == "github":
+        out = github("issues", body)
+    elif provider == "gitlab":
+        out = gitlab(body)
+    elif provider == "sentry":
+        out = sentry(body, "event_alert")
+    else:
+        out = jira(body, query={"secret": SECRET})
+    assert (out.kind, out.reason) == ("invalid", f"`{field}` must be a string, got {kind}")
+
+
+def test_the_body_identity_ignores_the_delivery_id_and_follows_the_update_time():
+    body = load("github_issues_opened")
+    a, b = github("issues", body, delivery="one"), github("issues", body, delivery="two")
+    assert a.identity and a.identity == b.identity
+    later = _with("github_issues_opened", ("issue", "updated_at"), "2030-01-01T00:00:00Z")
+    assert github("issues", later).identity != a.identity
+    assert gitlab(load("gitlab_issue_open")).identity == gitlab(load("gitlab_issue_open")).identity
+    assert sentry(load("sentry_event_alert"), "event_alert").identity.startswith("event:")

@@ -42,6 +42,50 @@ stack backtrace:
              at ./src/parser/lexer.rs:88:14
 """
 
+RUBY_TRACE = """app/models/order.rb:41:in 'Order#total': undefined method '+' for nil (NoMethodError)
+\tfrom app/controllers/orders_controller.rb:12:in `show'
+\tfrom /usr/lib/ruby/3.3.0/benchmark.rb:311:in 'realtime'
+"""
+
+PHP_TRACE = """PHP Fatal error:  Uncaught TypeError: total(): Argument #1 must be of type array in /var/www/src/Cart.php:18
+Stack trace:
+#0 /var/www/src/Controller/CheckoutController.php(42): App\\Cart->total(NULL)
+#1 /var/www/vendor/symfony/http-kernel/HttpKernel.php(163): App\\Controller\\CheckoutController->show()
+#2 {main}
+  thrown in /var/www/src/Cart.php on line 18
+"""
+
+DOTNET_TRACE = """System.NullReferenceException: Object reference not set to an instance of an object.
+   at Acme.Shop.OrderService.Total(Order order) in C:\\src\\Acme.Shop\\OrderService.cs:line 57
+   at Acme.Shop.Program.Main(String[] args) in /build/src/Acme.Shop/Program.cs:line 12
+   at System.Threading.ThreadHelper.ThreadStart()
+"""
+
+
+def test_ruby_frames_keep_path_line_and_method_in_both_quote_styles():
+    frames = [(f.path, f.line, f.function, f.language) for f in parse_frames(RUBY_TRACE)]
+    assert frames == [
+        ("app/models/order.rb", 41, "Order#total", "ruby"),
+        ("app/controllers/orders_controller.rb", 12, "show", "ruby"),
+        ("/usr/lib/ruby/3.3.0/benchmark.rb", 311, "realtime", "ruby"),
+    ]
+
+
+def test_php_frames_read_the_numbered_stack_and_the_thrown_in_location():
+    frames = [(f.path, f.line, f.function) for f in parse_frames(PHP_TRACE)]
+    assert frames[0] == ("/var/www/src/Cart.php", 18, None)
+    assert ("/var/www/src/Controller/CheckoutController.php", 42, "App\\Cart->total") in frames
+    assert all(f.language == "php" for f in parse_frames(PHP_TRACE))
+
+
+def test_dotnet_frames_read_the_in_file_line_form():
+    frames = [(f.path, f.line, f.function, f.language) for f in parse_frames(DOTNET_TRACE)]
+    assert frames == [
+        ("C:\\src\\Acme.Shop\\OrderService.cs", 57, "OrderService.Total", "dotnet"),
+        ("/build/src/Acme.Shop/Program.cs", 12, "Program.Main", "dotnet"),
+    ]
+    assert normalize_frame_path(frames[0][0]) == "src/Acme.Shop/OrderService.cs"
+
 
 def test_python_frames_keep_path_line_and_function():
     frames = parse_frames(PY_TRACE)
