@@ -15,8 +15,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from funnel.compaction import ELIDED_PREFIX, CompactionPolicy, compact, estimate_tokens
-from funnel.investigate import investigate
+from funnel.run.compaction import ELIDED_PREFIX, CompactionPolicy, compact, estimate_tokens
+from funnel.run.loop import investigate
 from funnel.limits import Limits
 from schemas.enums import StopReason
 from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT, REPORT, Script, ScriptExplorer, call, text
@@ -123,7 +123,7 @@ async def test_compaction_in_a_run_shrinks_what_the_model_sees_but_keeps_the_ful
 def test_a_cheap_model_can_write_the_summaries():
     from pydantic_ai.models.function import FunctionModel
 
-    from funnel.compaction import model_summarizer
+    from funnel.run.compaction import model_summarizer
 
     seen = []
 

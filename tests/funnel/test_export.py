@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from funnel.export import blob_url, to_json, to_markdown, to_sarif
+from funnel.report.export import blob_url, to_json, to_markdown, to_sarif
 from schemas import (
     AffectedFile,
     ComplexityRating,

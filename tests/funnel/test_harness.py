@@ -9,10 +9,10 @@ import pytest
 
 from funnel.explorers import resolve_explorer
 from funnel.explorers.command import CommandExplorer
-from funnel.hooks import Hooks
-from funnel.investigate import investigate, investigate_sync
+from funnel.run.hooks import Hooks
+from funnel.run.loop import investigate, investigate_sync
 from funnel.limits import Limits
-from funnel.trace import messages_path, read_messages, read_trace
+from funnel.run.trace import messages_path, read_messages, read_trace
 from schemas.enums import Phase, StopReason
 from schemas.trace import PhaseChangeEvent, ToolCallEvent, VerifyEvent
 from tests.funnel.harness_support import (

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from funnel.explorers.offline import OfflineExplorer, history
-from funnel.explorers.offline.corpus import Corpus
-from funnel.explorers.offline.history import CommitLog, HistoryConfig, HistorySource, find_git_dir, history_scores
+from funnel.explorers.offline import OfflineExplorer
+from funnel.localize import history
+from funnel.localize.corpus import Corpus
+from funnel.localize.history import CommitLog, HistoryConfig, HistorySource, find_git_dir, history_scores
 from funnel.explorers.offline.policy import OfflineConfig
-from funnel.explorers.offline.rank import RankConfig, rank
-from funnel.investigate import investigate
+from funnel.localize.rank import RankConfig, rank
+from funnel.run.loop import investigate
 from funnel.limits import Limits
 from repomap.focus import Focus
 from schemas.report import BugReport

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from funnel.explorers.offline.corpus import Corpus, SymbolSpan, count_terms, regex_definitions, split_identifier
-from funnel.explorers.offline.evidence import literal_keys, parse_read, parse_search_hits, symbol_queries
+from funnel.localize.corpus import Corpus, SymbolSpan, count_terms, regex_definitions, split_identifier
+from funnel.localize.evidence import literal_keys, parse_read, parse_search_hits, symbol_queries
 from funnel.explorers.offline.policy import rank_report
-from funnel.explorers.offline.rank import Candidate, RankConfig, Ranking, SymbolHit, affected_entries, rank
+from funnel.localize.rank import Candidate, RankConfig, Ranking, SymbolHit, affected_entries, rank
 from repomap.focus import Focus
 
 GO_REPO = {
@@ -240,7 +240,7 @@ LIFT_PATHS = ["src/pkg/__init__.py", "src/pkg/api.py", "src/pkg/cse_main.py", "s
 
 
 def test_title_terms_in_paths_count_by_rarity():
-    from funnel.explorers.offline.pathterms import path_term_scores
+    from funnel.localize.pathterms import path_term_scores
 
     shares = path_term_scores(LIFT_PATHS, "cse() has strange behaviour in util", set(LIFT_PATHS))
     assert shares["src/pkg/util.py"] == 1.0  # `util` names one file
@@ -249,7 +249,7 @@ def test_title_terms_in_paths_count_by_rarity():
 
 
 def test_siblings_of_the_leading_files_skip_package_entry_files():
-    from funnel.explorers.offline.pathterms import sibling_scores
+    from funnel.localize.pathterms import sibling_scores
 
     ranked = [("src/pkg/api.py", 2.0), ("tests/test_api.py", 1.8), ("src/other/main.py", 1.0)]
     shares = sibling_scores(ranked, set(LIFT_PATHS), top=1, is_code=lambda p: not p.startswith("tests/"))

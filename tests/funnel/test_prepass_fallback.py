@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from app.cli import cli
 from funnel.cancel import CancelToken
 from funnel.explorers.agent import ModelExplorer
-from funnel.investigate import investigate
+from funnel.run.loop import investigate
 from funnel.limits import Limits
-from funnel.trace import read_trace
+from funnel.run.trace import read_trace
 from schemas.enums import StopReason
 from schemas.report import BugReport
 from schemas.trace import PrepassEvent, StartEvent, StopEvent, ToolCallEvent

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from funnel.errors import UserError
-from funnel.investigate import investigate, investigate_sync
+from funnel.run.loop import investigate, investigate_sync
 from funnel.limits import Limits
-from funnel.replay import find_traces, render_table, replay, replay_all
+from funnel.run.replay import find_traces, render_table, replay, replay_all
 from tests.funnel.harness_support import FIXTURE_REPO, HAPPY_STEPS, REPORT, Script, ScriptExplorer
 
 TRACES = Path(__file__).parent / "traces"

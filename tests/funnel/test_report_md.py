@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from funnel.report_md import (
+from funnel.report.template import (
     REPORT_TEMPLATE,
     DraftAffectedFile,
     DraftChange,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from funnel.errors import ToolError, UnrecoverableError, UserError
-from funnel.sandbox import Sandbox, ToolLimits, cap_bytes
+from funnel.tools.sandbox import Sandbox, ToolLimits, cap_bytes
 from tests.funnel.tools_corpus import DENY, SECRET_VALUES, corpus  # noqa: F401
 
 

@@ -10,8 +10,8 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
-from funnel.report_md import render_report
-from funnel.structure import StructureOptions, structure, structure_async
+from funnel.report.template import render_report
+from funnel.report.structure import StructureOptions, structure, structure_async
 from schemas import Diagnosis, RunStats, Termination
 from schemas.enums import Classification, Complexity, Risk, Role, StopReason
 from tests.funnel.diagnosis_support import make_index, make_repo

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
-from funnel.sandbox import Sandbox
+from funnel.tools.sandbox import Sandbox
 from funnel.tools import list_dir, read_range, search
 from tests.funnel.tools_corpus import corpus  # noqa: F401
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from funnel.errors import ToolError
-from funnel.sandbox import Sandbox, ToolLimits
+from funnel.tools.sandbox import Sandbox, ToolLimits
 from funnel.tools import list_dir
 from tests.funnel.tools_corpus import DENY, OUTSIDE_VALUE, SECRET_VALUES, corpus  # noqa: F401
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from funnel.errors import ToolError
-from funnel.sandbox import Sandbox, ToolLimits
+from funnel.tools.sandbox import Sandbox, ToolLimits
 from funnel.tools import read_range
 from tests.funnel.big_files import BIG_LINES, huge_repo  # noqa: F401
 from tests.funnel.tools_corpus import DENY, SECRET_VALUES, corpus  # noqa: F401

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from funnel.errors import ToolError, UnrecoverableError
-from funnel.sandbox import Sandbox, ToolLimits
+from funnel.tools.sandbox import Sandbox, ToolLimits
 from funnel.tools import search
 from tests.funnel.big_files import huge_repo  # noqa: F401
 from tests.funnel.tools_corpus import DENY, SECRET_VALUES, all_secret_markers, corpus  # noqa: F401

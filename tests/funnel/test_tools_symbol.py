@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from funnel.errors import ToolError
-from funnel.sandbox import Sandbox
+from funnel.tools.sandbox import Sandbox
 from funnel.tools import find_symbol
 
 repomap = pytest.importorskip("repomap")

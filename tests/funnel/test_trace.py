@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from funnel.errors import UserError
-from funnel.investigate import investigate
-from funnel.trace import TraceWriter, diagnosis_path, messages_path, read_diagnosis, read_messages, read_trace
+from funnel.run.loop import investigate
+from funnel.run.trace import TraceWriter, diagnosis_path, messages_path, read_diagnosis, read_messages, read_trace
 from schemas.enums import Phase, StopReason
 from schemas.trace import RequestEvent, StartEvent, StopEvent
 from tests.funnel.harness_support import FIXTURE_REPO, HAPPY_STEPS, REPORT, Script, ScriptExplorer
@@ -74,7 +74,7 @@ async def test_a_crash_mid_run_keeps_the_lines_written(tmp_path, monkeypatch):
             raise _Killed  # not an Exception: escapes the run like a kill would
         return None
 
-    monkeypatch.setattr("funnel.investigate.check_stop", crash)
+    monkeypatch.setattr("funnel.run.loop.check_stop", crash)
     with pytest.raises(_Killed):
         await investigate(REPORT, FIXTURE_REPO, explorer=ScriptExplorer(Script(HAPPY_STEPS)), trace_path=trace)
     kinds = [e.kind for e in read_trace(trace)]

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from funnel.report_md import DraftAffectedFile, DraftChange, ReportDraft, render_report
-from funnel.verify import check_claims, find_snippet, verify_report
+from funnel.report.template import DraftAffectedFile, DraftChange, ReportDraft, render_report
+from funnel.report.verify import check_claims, find_snippet, verify_report
 from schemas.enums import Role
 from tests.funnel.diagnosis_support import CONFIG_PY, make_index, make_repo
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from funnel.errors import ToolError
-from funnel.sandbox import Sandbox, cap_bytes, printable
+from funnel.tools.sandbox import Sandbox, cap_bytes, printable
 
 __all__ = ("NumberedLine", "ReadResult", "read_range")
 

@@ -16,9 +16,9 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from funnel.report_md import ReportDraft, parse_report
-from funnel.sandbox import Sandbox
-from funnel.verify import CheckedClaims, SymbolLookup, VerifyLimits, check_claims
+from funnel.report.template import ReportDraft, parse_report
+from funnel.tools.sandbox import Sandbox
+from funnel.report.verify import CheckedClaims, SymbolLookup, VerifyLimits, check_claims
 from schemas.diagnosis import ComplexityRating, Diagnosis, RiskRating, RootCause, RunStats, Termination
 from schemas.enums import Classification, Complexity, Risk, StopReason
 

@@ -182,7 +182,7 @@ def assemble_diagnosis(
 
 
 def _structure(markdown: str, state: RunState, structurer: str | None) -> tuple[Diagnosis | None, str]:
-    from funnel.structure import structure
+    from funnel.report.structure import structure
 
     for model in dict.fromkeys([structurer, None]):
         try:

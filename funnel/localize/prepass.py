@@ -53,7 +53,7 @@ def run_prepass(text: str, root: Path, repo_map: Any = None, *, focus: Any = Non
     started = time.perf_counter()
     try:
         from funnel.explorers.offline import rank_report
-        from funnel.explorers.offline.rank import CONTEXT_PARTS
+        from funnel.localize.rank import CONTEXT_PARTS
 
         ranking, _ = rank_report(text, root, repo_map, focus=focus, history=history)
     except Exception as e:  # the pre-pass helps, it is not essential: the model explores without it

@@ -11,7 +11,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from funnel._report_parse import (
+from funnel.report._markdown import (
     CONFIDENCE_WORDS,
     FENCE_OPEN,
     ITEM,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from funnel.errors import ToolError, UnrecoverableError, UserError
-from funnel.sandbox import Sandbox, cap_bytes, printable
+from funnel.tools.sandbox import Sandbox, cap_bytes, printable
 from repomap.config import DEPENDENCY_DIRS
 
 __all__ = ("SearchLine", "SearchMatch", "SearchResult", "find_rg", "rg_args", "search")

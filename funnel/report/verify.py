@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from funnel.errors import BugsleuthError, ToolError
-from funnel.report_md import DraftAffectedFile, DraftChange, ReportDraft, format_location, parse_report
-from funnel.sandbox import Sandbox
+from funnel.report.template import DraftAffectedFile, DraftChange, ReportDraft, format_location, parse_report
+from funnel.tools.sandbox import Sandbox
 from schemas.diagnosis import AffectedFile, ProposedChange, RejectedClaim
 
 __all__ = (

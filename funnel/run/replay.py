@@ -18,9 +18,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from funnel.errors import UserError
 from funnel.limits import Limits
-from funnel.prompts import extract_report_text
-from funnel.stop import Unrecoverable
-from funnel.trace import read_diagnosis, read_messages, read_trace
+from funnel.run.prompts import extract_report_text
+from funnel.run.budget import Unrecoverable
+from funnel.run.trace import read_diagnosis, read_messages, read_trace
 from schemas.report import BugReport
 from schemas.trace import StartEvent, StopEvent, ToolCallEvent, TraceEvent
 
@@ -113,7 +113,7 @@ def _report_from(messages: list[ModelMessage], start: StartEvent) -> BugReport:
 
 async def replay(trace: Path, *, root: Path | None = None, limits: Limits | None = None) -> ReplayResult:
     """Replay one stored trace through today's harness and compare outcomes."""
-    from funnel.investigate import investigate
+    from funnel.run.loop import investigate
 
     events = read_trace(trace)
     messages = read_messages(trace)

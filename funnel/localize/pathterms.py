@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
-from funnel.explorers.offline.corpus import tokenize
+from funnel.localize.corpus import tokenize
 
 __all__ = ("path_tokens", "path_term_scores", "sibling_scores")
 

@@ -15,9 +15,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from funnel.explorers.offline.corpus import Corpus, SymbolSpan, count_terms, tokenize
-from funnel.explorers.offline.evidence import literal_keys
-from funnel.explorers.offline.pathterms import path_term_scores, sibling_scores
+from funnel.localize.corpus import Corpus, SymbolSpan, count_terms, tokenize
+from funnel.localize.evidence import literal_keys
+from funnel.localize.pathterms import path_term_scores, sibling_scores
 from repomap.focus import Focus, PathMatcher, module_candidates, resolve_frames, strip_frames
 
 __all__ = ("CONTEXT_PARTS", "RankConfig", "Candidate", "SymbolHit", "Ranking", "rank", "affected_entries",

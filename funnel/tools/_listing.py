@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from funnel.errors import ToolError
-from funnel.sandbox import Sandbox, cap_bytes, printable
+from funnel.tools.sandbox import Sandbox, cap_bytes, printable
 
 __all__ = ("EntryKind", "ListEntry", "ListResult", "list_dir", "walk_paths")
 

@@ -42,7 +42,7 @@ name at least one suspect, never invent code you did not see, and say so when yo
 
 def report_template() -> str:
     """The markdown template every report follows (from `funnel.report_md`)."""
-    from funnel.report_md import REPORT_TEMPLATE
+    from funnel.report.template import REPORT_TEMPLATE
 
     return REPORT_TEMPLATE
 

@@ -31,19 +31,19 @@ from pydantic_ai.capabilities import PrepareTools, ProcessHistory
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 from pydantic_ai.usage import UsageLimits
 
-from funnel import prompts
+from funnel.run import prompts
 from funnel.cancel import CancelToken
-from funnel.compaction import CompactionPolicy, Summarizer, history_processor, model_summarizer
+from funnel.run.compaction import CompactionPolicy, Summarizer, history_processor, model_summarizer
 from funnel.errors import UserError
 from funnel.explorers import Explorer, ExplorerContext, explorer_name, resolve_explorer
 from funnel.explorers.agent import ModelExplorer, RetryingModel, build_model_from_spec
 from funnel.explorers.command import CommandExplorer
-from funnel.hooks import Hooks, default_hooks
+from funnel.run.hooks import Hooks, default_hooks
 from funnel.limits import Limits
-from funnel.meter import response_usage
+from funnel.run.meter import response_usage
 from funnel.phases import RunState, funnel_tools, offered_tools, tools_for
-from funnel.prepass import Prepass, render_candidates, run_prepass
-from funnel.stop import (
+from funnel.localize.prepass import Prepass, render_candidates, run_prepass
+from funnel.run.budget import (
     Cancelled,
     CostBudgetExceeded,
     ModelUnavailable,
@@ -53,7 +53,7 @@ from funnel.stop import (
     assemble_diagnosis,
     check_stop,
 )
-from funnel.trace import TraceWriter
+from funnel.run.trace import TraceWriter
 from schemas.diagnosis import Diagnosis, PhaseStats, Termination
 from schemas.enums import Phase, StopReason
 from schemas.report import BugReport
@@ -116,7 +116,7 @@ async def investigate(
     if not root.is_dir():
         raise UserError(f"repository root {root} is not a directory")
     if git_dir is not None:
-        from funnel.explorers.offline.history import HistorySource
+        from funnel.localize.history import HistorySource
 
         if HistorySource.locate(root, git_dir) is None:
             raise UserError(f"git directory {git_dir} is not a git repository (bare, .git or a work tree)")
@@ -237,8 +237,8 @@ def _context(report: BugReport, root: Path, repo_map: Any, extra: str | None, me
              prepass: bool, history: tuple[Path | str | None, str | None]) -> tuple[ExplorerContext, Prepass | None]:  # fmt: skip
     """Build the sandbox, the focused repo map, the explorer context, the history source and (for a model) the
     lexical pre-pass."""
-    from funnel.explorers.offline.history import HistorySource
-    from funnel.sandbox import Sandbox
+    from funnel.localize.history import HistorySource
+    from funnel.tools.sandbox import Sandbox
 
     focus = None
     try:
@@ -328,7 +328,7 @@ async def _guarded(state: RunState, work: Any) -> tuple[str, list[str]]:
 async def _attempts(state: RunState, explorer: Any, contexts: _Contexts, transcript: list[ModelMessage],
                     summarize: Summarizer | None) -> tuple[str, list[str]]:  # fmt: skip
     """The attempt loop: explore, verify, and retry with the verifier's findings."""
-    from funnel.verify import verify_report
+    from funnel.report.verify import verify_report
 
     ctx, found = await contexts.get()
     state.sandbox, state.index = ctx.sandbox, ctx.index

@@ -230,7 +230,7 @@ class Sandbox:
     def known_paths(self) -> list[str]:
         """Every non-secret file and directory path under the root, per the repo map's ignore rules (cached)."""
         if self._walk_cache is None:
-            from funnel._listing import walk_paths
+            from funnel.tools._listing import walk_paths
 
             self._walk_cache = [p for p in walk_paths(self.root, limit=_MAX_WALK_PATHS) if not self.is_secret(p)]
         return self._walk_cache

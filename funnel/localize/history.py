@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from funnel.explorers.offline.corpus import count_terms
+from funnel.localize.corpus import count_terms
 
 __all__ = ("HistoryConfig", "HistorySource", "CommitLog", "find_git_dir", "history_scores")
 

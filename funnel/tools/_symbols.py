@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from funnel.errors import ToolError
-from funnel.sandbox import Sandbox, cap_bytes, printable
+from funnel.tools.sandbox import Sandbox, cap_bytes, printable
 
 if TYPE_CHECKING:
     from repomap import SymbolIndex

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from funnel.report_md import format_location
+from funnel.report.template import format_location
 from schemas.diagnosis import AffectedFile, Diagnosis
 from schemas.enums import Role, StopReason
 

@@ -7,12 +7,12 @@ byte-capped with an explicit marker. A mistake the model can fix raises `ToolErr
 
 from __future__ import annotations
 
-from funnel._listing import EntryKind, ListEntry, ListResult, list_dir
-from funnel._read import NumberedLine, ReadResult, read_range
-from funnel._search import SearchLine, SearchMatch, SearchResult, find_rg, search
-from funnel._symbols import SymbolHit, SymbolResult, find_symbol
+from funnel.tools._listing import EntryKind, ListEntry, ListResult, list_dir
+from funnel.tools._read import NumberedLine, ReadResult, read_range
+from funnel.tools._search import SearchLine, SearchMatch, SearchResult, find_rg, search
+from funnel.tools._symbols import SymbolHit, SymbolResult, find_symbol
 from funnel.errors import ToolError, UnrecoverableError, UserError
-from funnel.sandbox import SECRET_GLOBS, Sandbox, ToolLimits
+from funnel.tools.sandbox import SECRET_GLOBS, Sandbox, ToolLimits
 
 __all__ = (
     "SECRET_GLOBS",
