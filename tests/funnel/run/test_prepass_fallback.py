@@ -22,7 +22,7 @@ from schemas.enums import StopReason
 from schemas.report import BugReport
 from schemas.trace import PrepassEvent, StartEvent, StopEvent, ToolCallEvent
 from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT, REPORT, Script, call, text
-from tests.funnel.test_providers import HAPPY, FakeOpenAI, _model
+from tests.funnel.explorers.test_providers import HAPPY, FakeOpenAI, _model
 
 HEADING = "Candidate locations from a lexical pre-pass (may be wrong)"
 

@@ -15,7 +15,7 @@ from funnel.limits import Limits
 from funnel.run.replay import find_traces, render_table, replay, replay_all
 from tests.funnel.harness_support import FIXTURE_REPO, HAPPY_STEPS, REPORT, Script, ScriptExplorer
 
-TRACES = Path(__file__).parent / "traces"
+TRACES = Path(__file__).parent.parent / "traces"
 
 
 async def _record(tmp_path: Path, limits: Limits | None = None) -> Path:

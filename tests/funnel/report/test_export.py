@@ -23,7 +23,7 @@ from schemas import (
 )
 from schemas.enums import Complexity, Risk, Role, StopReason
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SARIF_SCHEMA = json.loads((ROOT / "tests/fixtures/sarif/sarif-schema-2.1.0.json").read_text())
 DIAGNOSIS_SCHEMA_FILE = ROOT / "schemas/diagnosis.schema.json"
 

@@ -191,7 +191,7 @@ async def test_cancel_stops_within_a_second_and_keeps_the_partial_trace(tmp_path
 
 
 async def test_cancel_kills_the_command_subprocess_within_a_second(tmp_path):
-    from tests.funnel.test_harness import _assert_dead
+    from tests.funnel.run.test_harness import _assert_dead
 
     pid_file = tmp_path / "pid"
     token = CancelToken()

@@ -14,7 +14,7 @@ from funnel.report.template import parse_report
 from schemas.diagnosis import Diagnosis
 from schemas.enums import Role, StopReason
 from schemas.report import BugReport
-from tests.funnel.test_offline_rank import GO_REPO, GO_REPORT, JAVA_REPO, JAVA_REPORT, NODE_REPO, NODE_REPORT, PY_REPO, RUST_REPO, RUST_REPORT, _make
+from tests.funnel.localize.test_offline_rank import GO_REPO, GO_REPORT, JAVA_REPO, JAVA_REPORT, NODE_REPO, NODE_REPORT, PY_REPO, RUST_REPO, RUST_REPORT, _make
 
 PY_TRACE_REPORT = """Session.request crashes on a negative timeout
 
