@@ -21,13 +21,13 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 from pydantic import ValidationError
 
-from app import _dashboard_view as view
-from app import dashboard_queries as dq
+from app.dashboard import view
+from app.dashboard import queries as dq
 from app import security, service, store
 from app.repos import tree_path
 from schemas import BugReport, Classification, Feedback, Source, Status
 
-TEMPLATES_DIR = Path(__file__).resolve().parents[1] / "templates"
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
 PAGE_SIZE = 25
 """Investigations per page of the list."""

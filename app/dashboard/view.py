@@ -17,8 +17,8 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
-from app._charts import Bar, Point, bar_chart, histogram, line_chart
-from app._highlight import highlight_lines
+from app.dashboard.charts import Bar, Point, bar_chart, histogram, line_chart
+from app.dashboard.highlight import highlight_lines
 from schemas.enums import Feedback, Phase, Status, ToolName
 
 TERMINAL = frozenset({Status.done, Status.failed, Status.cancelled, Status.skipped})

@@ -183,11 +183,14 @@ async def structure_async(
     stats: RunStats | None = None,
     options: StructureOptions | None = None,
     sandbox: Sandbox | None = None,
+    checked: CheckedClaims | None = None,
 ) -> Diagnosis:
     """Turn a markdown report into a `Diagnosis` whose every claim was checked against the repository at `root`.
 
     The parser reads the report; with `model` set, a structurer agent reads it instead when the parser cannot
-    (or always, with `options.prefer_parser=False`). A failing model falls back to the parser.
+    (or always, with `options.prefer_parser=False`). A failing model falls back to the parser. `checked` is the
+    outcome of checking the parsed report's claims when the caller already has it (`VerifyResult.checked` of
+    the same markdown): the parser's draft is then not checked a second time.
     """
     opts = options or StructureOptions()
     sb = sandbox
@@ -205,7 +208,7 @@ async def structure_async(
             checked = deps.checked or check_claims(result.output, root, index, limits=opts.verify, sandbox=sb)
             return build_diagnosis(result.output, checked, classification=classification, termination=termination,
                                    stats=stats, structurer=_model_name(model))  # fmt: skip
-    checked = check_claims(draft, root, index, limits=opts.verify, sandbox=sb)
+    checked = checked or check_claims(draft, root, index, limits=opts.verify, sandbox=sb)
     return build_diagnosis(draft, checked, classification=classification, termination=termination, stats=stats)
 
 
@@ -220,14 +223,15 @@ def structure(
     stats: RunStats | None = None,
     options: StructureOptions | None = None,
     sandbox: Sandbox | None = None,
+    checked: CheckedClaims | None = None,
 ) -> Diagnosis:
     """Synchronous `structure_async`; safe to call from inside a running event loop (the model runs on a thread)."""
     coro_args = dict(index=index, model=model, classification=classification, termination=termination,
-                     stats=stats, options=options, sandbox=sandbox)  # fmt: skip
+                     stats=stats, options=options, sandbox=sandbox, checked=checked)  # fmt: skip
     if model is None:
         opts = options or StructureOptions()
         draft = parse_report(markdown if isinstance(markdown, str) else "")
-        checked = check_claims(draft, root, index, limits=opts.verify, sandbox=sandbox)
+        checked = checked or check_claims(draft, root, index, limits=opts.verify, sandbox=sandbox)
         return build_diagnosis(draft, checked, classification=classification, termination=termination, stats=stats)
     try:
         asyncio.get_running_loop()

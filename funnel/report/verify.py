@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from funnel.errors import BugsleuthError, ToolError
+from funnel.limits import VerifyLimits
 from funnel.report.template import DraftAffectedFile, DraftChange, ReportDraft, format_location, parse_report
 from funnel.tools.sandbox import Sandbox
 from schemas.diagnosis import AffectedFile, ProposedChange, RejectedClaim
@@ -43,22 +44,6 @@ class SymbolLookup(Protocol):
     def enclosing(self, path: str, line: int) -> Any | None:
         """The innermost definition around a line, if any."""
         ...
-
-
-@dataclass(frozen=True)
-class VerifyLimits:
-    """Tolerances and bounds of verification. Plain data."""
-
-    slack_lines: int = 3
-    """How far (in lines) a snippet or symbol may sit outside the cited range and still count as there."""
-    max_candidates: int = 20
-    """Most other files examined when looking for where a misplaced snippet really is."""
-    min_relocate_chars: int = 20
-    """Shortest snippet (non-blank characters) trusted to move a claim to another file."""
-    max_file_bytes: int = 4_000_000
-    """Larger files are not read for snippet checks (the claim is kept on path and range alone)."""
-    search_timeout_s: float = 5.0
-    """Time limit of the ripgrep scan for a misplaced snippet."""
 
 
 @dataclass

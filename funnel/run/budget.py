@@ -1,6 +1,7 @@
-"""The composite stop policy: typed stop exceptions and the check run at the head of every iteration.
+"""Every stop and budget rule of a run, in one place.
 
-Clauses, first one that trips ends the run (the reason is always recorded as a `StopReason`):
+The composite stop policy (`check_stop`, at the head of every iteration); the first clause that trips ends the run
+(the reason is always recorded as a `StopReason`):
 
 1. done: the model finished its report (the agent loop ended with a complete, non-truncated answer);
 2. step_budget: model requests >= `Limits.max_iterations`, or the no-progress guard (same call a third time);
@@ -9,88 +10,66 @@ Clauses, first one that trips ends the run (the reason is always recorded as a `
    consecutive tool errors;
 5. needs_info: the model asked for what only the reporter can give (`request_info`);
 
-plus `cancelled` when the caller's `CancelToken` fires. Every clause is an exception subclass of `StopRun`,
-raised anywhere (stop check, tools, model wrapper) and caught in ONE place: `funnel.investigate`.
+plus `cancelled` when the caller's `CancelToken` fires. Every clause is an exception subclass of `StopRun`
+(`funnel.errors`), raised anywhere (stop check, tools, model wrapper) and caught in ONE place: `funnel.run.loop`.
+
+The budgets that move the funnel forward rather than stop it live here too: the per-phase call budgets
+(`phase_budget`, `enforce_budgets`), the forced wrap-up (`should_wrap_up`), the refusal of a tool call before
+it runs (`refuse`: gate, hard cap, phase budget, repeat guard), the wall-clock guard around the attempts
+(`guarded`) and PydanticAI's `UsageLimits` backstop (`usage_limits`).
 """
 
 from __future__ import annotations
 
-import logging
+import asyncio
+import json
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from schemas.diagnosis import AffectedFile, Diagnosis, RunStats, Termination
-from schemas.enums import Role, StopReason
+from pydantic_ai.usage import UsageLimits
 
-if TYPE_CHECKING:
-    from funnel.phases import RunState
+from funnel.errors import (
+    Cancelled,
+    CostBudgetExceeded,
+    NeedsInfo,
+    RunFailed,
+    StepBudgetExceeded,
+)
+from funnel.limits import Limits
+from funnel.phases import ControlTool, tools_for
+from schemas.enums import Phase
+from schemas.trace import ToolCallEvent
+
+if TYPE_CHECKING:  # RunState holds the counters these rules read; it imports this module for `phase_budget`
+    from funnel.run.state import RunState
 
 __all__ = (
-    "Cancelled",
-    "CostBudgetExceeded",
-    "ModelUnavailable",
-    "NeedsInfo",
-    "StepBudgetExceeded",
-    "StopRun",
-    "Unrecoverable",
-    "assemble_diagnosis",
     "check_stop",
+    "enforce_budgets",
+    "guarded",
+    "phase_budget",
+    "refuse",
     "should_wrap_up",
+    "timeout_message",
+    "usage_limits",
 )
 
-
-_log = logging.getLogger(__name__)
-
-
-class StopRun(Exception):
-    """Ends the run with a reason; `detail` is shown to people."""
-
-    reason: StopReason = StopReason.error
-
-    def __init__(self, detail: str = "") -> None:
-        self.detail = detail
-        super().__init__(detail)
+_T = TypeVar("_T")
 
 
-class StepBudgetExceeded(StopRun):
-    """Too many model requests, or no progress (the same call again and again)."""
-
-    reason = StopReason.step_budget
-
-
-class CostBudgetExceeded(StopRun):
-    """Too many tokens, too much money, or too much wall-clock time."""
-
-    reason = StopReason.cost_budget
+def timeout_message(limits: Limits) -> str:
+    """The termination detail of a run that hit its wall-clock timeout."""
+    return f"timeout: the run took longer than {limits.timeout_s:.0f} s"
 
 
-class Unrecoverable(StopRun):
-    """The environment or the model endpoint is broken beyond retrying."""
-
-    reason = StopReason.error
-
-
-class ModelUnavailable(Unrecoverable):
-    """The model endpoint failed (unreachable, refused the request, kept failing, could not be set up).
-
-    Still termination `error`; the harness may rerun with the offline investigator (`Limits.fallback_to_offline`).
-    """
-
-
-class NeedsInfo(StopRun):
-    """Only the reporter can supply what is missing; carries the questions to ask."""
-
-    reason = StopReason.needs_info
-
-    def __init__(self, questions: list[str]) -> None:
-        self.questions = questions
-        super().__init__("the report lacks information only the reporter can give: " + " | ".join(questions))
-
-
-class Cancelled(StopRun):
-    """The caller cancelled the run."""
-
-    reason = StopReason.cancelled
+def phase_budget(limits: Limits, phase: Phase) -> int:
+    """Budgeted tool calls allowed in a phase (explore calls, deep-dive reads, none in output)."""
+    if phase == Phase.explore:
+        return limits.explore_calls
+    if phase == Phase.deep_dive:
+        return limits.deep_dive_reads
+    return 0
 
 
 def check_stop(state: RunState) -> None:
@@ -106,11 +85,11 @@ def check_stop(state: RunState) -> None:
     if limits.max_cost_usd is not None and cost is not None and cost >= limits.max_cost_usd:
         raise CostBudgetExceeded(f"${cost:.4f} reached the limit of ${limits.max_cost_usd:.2f}")
     if time.monotonic() >= state.deadline:
-        raise CostBudgetExceeded(f"timeout: the run took longer than {limits.timeout_s:.0f} s")
+        raise CostBudgetExceeded(timeout_message(limits))
     if not state.root.is_dir():
-        raise Unrecoverable(f"the repository vanished: {state.root} is no longer a directory")
+        raise RunFailed(f"the repository vanished: {state.root} is no longer a directory")
     if state.consecutive_tool_errors >= limits.max_consecutive_tool_errors:
-        raise Unrecoverable(f"{state.consecutive_tool_errors} tool calls in a row failed; last: {state.last_tool_error}")
+        raise RunFailed(f"{state.consecutive_tool_errors} tool calls in a row failed; last: {state.last_tool_error}")
     if state.questions:
         raise NeedsInfo(state.questions)
 
@@ -129,85 +108,70 @@ def should_wrap_up(state: RunState) -> str | None:
     return None
 
 
-def assemble_diagnosis(
-    state: RunState,
-    markdown: str,
-    findings: list[str],
-    stop: StopRun | None,
-    *,
-    explorer: str,
-    structurer: str | None,
-    commit: str | None,
-    seconds: float,
-) -> Diagnosis:
-    """The run's diagnosis: the structured report when there is one, else an honest partial result.
+def enforce_budgets(state: RunState) -> None:
+    """Force the funnel forward when the current phase's budget, or the run's, is spent."""
+    if state.phase == Phase.explore and state.phase_calls >= state.limits.explore_calls:
+        state.wrap_up = state.move_to(Phase.deep_dive, forced=True, reason="explore budget spent") or None
+    if state.phase == Phase.deep_dive and state.phase_calls >= state.limits.deep_dive_reads:
+        state.wrap_up = state.move_to(Phase.output, forced=True, reason="deep-dive budget spent") or None
+    if state.phase != Phase.output and (why := should_wrap_up(state)):
+        state.wrap_up = state.move_to(Phase.output, forced=True, reason=why) or None
 
-    A report is always structured through `funnel.structure` (which validates every claim against the tree);
-    a run that stopped before any report gets the suspects it named and the code it read, with no conclusion.
+
+def _key(tool: str, args: dict[str, Any]) -> str:
+    return tool + json.dumps(args, sort_keys=True, default=str)
+
+
+def refuse(state: RunState, tool: str, args: dict[str, Any]) -> str | None:
+    """Why a tool call is refused before it runs, or None when it may run.
+
+    Raises `StepBudgetExceeded` when the same call comes once more than `Limits.max_repeats` (no progress).
     """
-    diagnosis: Diagnosis | None = None
-    structurer_used = "parser"
-    if markdown.strip():
-        diagnosis, structurer_used = _structure(markdown, state, structurer)
-    if diagnosis is None:
-        diagnosis = _partial(state, stop)
-    if stop is None:
-        detail = ""
-        if findings:
-            detail = f"verification failed after {state.attempt} attempt(s): " + "; ".join(findings)
-        termination = Termination(reason=StopReason.done, detail=detail)
-    else:
-        termination = Termination(reason=stop.reason, detail=stop.detail)
-    if isinstance(stop, NeedsInfo):
-        diagnosis.open_questions = list(dict.fromkeys([*stop.questions, *diagnosis.open_questions]))
-    diagnosis.termination = termination
-    meter = state.meter
-    old = diagnosis.stats
-    diagnosis.stats = RunStats(
-        per_phase=dict(meter.per_phase),
-        tool_calls=meter.tool_calls,
-        input_tokens=meter.input_tokens,
-        output_tokens=meter.output_tokens,
-        cost_usd=meter.cost_usd,
-        duration_s=round(seconds, 3),
-        attempts=state.attempt,
-        explorer=explorer,
-        structurer=structurer_used,
-        commit=commit,
-        claims_total=old.claims_total,
-        claims_rejected=old.claims_rejected,
-        claims_corrected=old.claims_corrected,
-    )
-    return diagnosis
+    if tool not in tools_for(state.phase):
+        offered = ", ".join(tools_for(state.phase)) or "none: write the report"
+        return f"`{tool}` is not available in the {state.phase.value} phase. Tools now: {offered}."
+    if state.tool_calls_total > state.limits.max_tool_calls:
+        return "The tool budget of this run is spent. Write the report now from what you have read."
+    budgeted = tool not in set(ControlTool)
+    if budgeted and state.phase_calls >= state.budget():
+        return f"The {state.phase.value} budget ({state.budget()} calls) is spent; the harness moves you on next turn."
+    key = _key(tool, args)
+    state.seen[key] += 1
+    repeats = state.seen[key]
+    if repeats > state.limits.max_repeats:
+        detail = f"no progress: `{tool}` called {repeats} times with the same arguments {args}"
+        state.emit(ToolCallEvent, tool=tool, args=args, error=detail)
+        raise StepBudgetExceeded(detail)
+    if repeats == state.limits.max_repeats:
+        return (
+            f"You already called `{tool}` with exactly these arguments; its result is above in this conversation. "
+            "Do something different (another pattern, path or range), or move on. Repeating it again ends the run."
+        )
+    return None
 
 
-def _structure(markdown: str, state: RunState, structurer: str | None) -> tuple[Diagnosis | None, str]:
-    from funnel.report.structure import structure
-
-    for model in dict.fromkeys([structurer, None]):
-        try:
-            diagnosis = structure(markdown, state.root, index=state.index, model=model)
-            # structure() may fall back to the parser itself; record what really ran.
-            return diagnosis, diagnosis.stats.structurer or model or "parser"
-        except Exception:
-            _log.warning("structuring with %s failed", model or "the parser", exc_info=True)
-    return None, "parser"
+def usage_limits(limits: Limits) -> UsageLimits:
+    """PydanticAI's own limits, a backstop behind `check_stop` (twice the token budget, one request more)."""
+    return UsageLimits(request_limit=limits.max_iterations + 1, total_tokens_limit=limits.max_tokens * 2)
 
 
-def _partial(state: RunState, stop: StopRun | None) -> Diagnosis:
-    """What was found before the run stopped: suspects named and code read; no made-up conclusion."""
-    why = f"{stop.reason.value}: {stop.detail}" if stop else "no report was written"
-    found = []
-    if state.suspects:
-        found.append("suspects named: " + ", ".join(state.suspects))
-    if state.reads:
-        found.append("code read: " + ", ".join(f"{p}:{a}-{b}" for p, a, b in state.reads[:10]))
-    summary = f"The investigation stopped before a report ({why})."
-    if found:
-        summary += " Found so far: " + "; ".join(found) + "."
-    suspect_paths = {s.split(":", 1)[0] for s in state.suspects}
-    affected = []
-    for path, start, end in state.reads:
-        if path in suspect_paths and not any(a.path == path for a in affected):
-            affected.append(AffectedFile(path=path, line_start=max(1, start), line_end=max(1, start, end), role=Role.related))
-    return Diagnosis(summary=summary, affected_files=affected, confidence=0.0, open_questions=list(state.questions))
+async def guarded(state: RunState, work: Awaitable[_T]) -> _T:
+    """Await the attempts; stop within a second on cancellation or the wall-clock timeout."""
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=0.05)
+            if done:
+                return task.result()
+            timed_out = time.monotonic() >= state.deadline
+            if timed_out or state.cancel.cancelled:
+                if timed_out:
+                    state.cancel.cancel("timeout")  # kills tool subprocesses too
+                task.cancel()
+                await asyncio.wait({task}, timeout=0.5)
+                if timed_out:
+                    raise CostBudgetExceeded(timeout_message(state.limits))
+                raise Cancelled(state.cancel.reason or "cancelled")
+    finally:
+        if not task.done():
+            task.cancel()

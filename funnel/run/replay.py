@@ -11,15 +11,15 @@ import asyncio
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from funnel.errors import UserError
+from funnel.errors import RunFailed, UserError
+from funnel.explorers import ExplorerContext
 from funnel.limits import Limits
+from funnel.run.loop import investigate
 from funnel.run.prompts import extract_report_text
-from funnel.run.budget import Unrecoverable
 from funnel.run.trace import read_diagnosis, read_messages, read_trace
 from schemas.report import BugReport
 from schemas.trace import StartEvent, StopEvent, ToolCallEvent, TraceEvent
@@ -72,13 +72,13 @@ class ReplayExplorer:
     name: str = "replay"
     """Explorer name."""
 
-    def build_model(self, ctx: Any) -> FunctionModel:
+    def build_model(self, ctx: ExplorerContext) -> FunctionModel:
         """A FunctionModel returning the recorded responses one by one."""
         queue = list(self.responses)
 
         def play(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
             if not queue:
-                raise Unrecoverable("replay: the recorded model responses ran out")
+                raise RunFailed("replay: the recorded model responses ran out")
             return queue.pop(0)
 
         return FunctionModel(play, model_name="replay")
@@ -113,8 +113,6 @@ def _report_from(messages: list[ModelMessage], start: StartEvent) -> BugReport:
 
 async def replay(trace: Path, *, root: Path | None = None, limits: Limits | None = None) -> ReplayResult:
     """Replay one stored trace through today's harness and compare outcomes."""
-    from funnel.run.loop import investigate
-
     events = read_trace(trace)
     messages = read_messages(trace)
     start = next((e for e in events if isinstance(e, StartEvent)), None)

@@ -12,11 +12,11 @@ import os
 import re
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from funnel.errors import ToolError, UnrecoverableError, UserError
+from funnel.limits import ToolLimits
 from repomap.config import SECRET_DIRS, SECRET_FILE_GLOBS
 
 __all__ = ("SECRET_GLOBS", "Sandbox", "ToolLimits", "cap_bytes", "printable")
@@ -29,39 +29,6 @@ _BINARY_SNIFF_BYTES = 8192
 _MAX_WALK_PATHS = 200_000
 
 PathKind = Literal["file", "dir", "any"]
-
-
-@dataclass(frozen=True)
-class ToolLimits:
-    """Caps that keep every tool output small and every tool call short. Plain data, set per run."""
-
-    max_output_bytes: int = 24_000
-    """Hard cap on the UTF-8 size of any rendered tool output; the cut is marked explicitly."""
-    read_max_lines: int = 200
-    """Most lines one `read_range` call returns."""
-    max_line_chars: int = 500
-    """Longest line `read_range` shows before cutting it with a `...[truncated]` marker."""
-    search_line_chars: int = 300
-    """Longest line `search` shows (match or context) before cutting it."""
-    search_max_results: int = 200
-    """Ceiling on `max_results` whatever the caller asks for."""
-    search_max_context: int = 10
-    """Ceiling on context lines around each match."""
-    search_timeout_s: float = 10.0
-    """Ceiling on one search's wall time; ripgrep is killed when it runs over."""
-    search_max_read_bytes: int = 64 * 1024 * 1024
-    """Most bytes of ripgrep output read before it is killed (guards against million-line matches)."""
-    list_max_entries: int = 200
-    """Most entries one `list_dir` call shows."""
-    list_max_depth: int = 5
-    """Deepest `list_dir` may go."""
-    symbol_max_results: int = 20
-    """Most definitions one `find_symbol` call shows."""
-
-    def __post_init__(self) -> None:
-        for name, value in self.__dict__.items():
-            if not isinstance(value, int | float) or value <= 0:
-                raise UserError(f"ToolLimits.{name} must be a positive number, got {value!r}")
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from pydantic_ai.models.function import FunctionModel
 
-from funnel.explorers import ExplorerContext
+from funnel.explorers.protocol import ExplorerContext
 from funnel.explorers.offline.policy import OfflineConfig, OfflinePolicy, build_corpus, rank_report
 from funnel.localize.rank import Candidate, RankConfig, Ranking
 from funnel.explorers.offline.writer import WriterConfig

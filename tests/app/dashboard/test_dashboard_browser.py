@@ -22,10 +22,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.app.test_dashboard_pages import CRASH_BODY, make_fixture_repo
+from tests.app.dashboard.test_dashboard_pages import CRASH_BODY, make_fixture_repo
 
 CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ARTIFACTS = ROOT / "test-artifacts" / "dashboard"
 BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", "--no-first-run"]

@@ -6,8 +6,9 @@ import time
 
 import pytest
 
-from app import _charts, _dashboard_view as view, security
-from app._highlight import highlight_lines, language_for
+from app import security
+from app.dashboard import charts as _charts, view
+from app.dashboard.highlight import highlight_lines, language_for
 from schemas.diagnosis import AffectedFile
 
 
@@ -185,7 +186,7 @@ def test_login_redirects_only_to_local_paths(target, expected):
 
 
 def test_backticks_in_diagnosis_text_become_code_and_nothing_else_is_markup():
-    from app.routes.dashboard import _inline_code
+    from app.dashboard.routes import _inline_code
 
     html = str(_inline_code("call `f(<x>)` then <script>alert(1)</script>"))
     assert html == "call <code>f(&lt;x&gt;)</code> then &lt;script&gt;alert(1)&lt;/script&gt;"

@@ -204,9 +204,7 @@ async def test_cancel_kills_the_command_subprocess_within_a_second(tmp_path):
 
 
 async def test_an_internal_bug_still_returns_an_honest_result(monkeypatch):
-    from funnel import phases
-
-    monkeypatch.setattr(phases.RunState, "enforce_budgets", lambda self: 1 / 0)
+    monkeypatch.setattr("funnel.run.drivers.enforce_budgets", lambda state: 1 / 0)
     _, result = await _run(HAPPY_STEPS)
     term = result.diagnosis.termination
     assert term.reason == StopReason.error and "internal error: ZeroDivisionError" in term.detail

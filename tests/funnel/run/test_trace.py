@@ -74,7 +74,7 @@ async def test_a_crash_mid_run_keeps_the_lines_written(tmp_path, monkeypatch):
             raise _Killed  # not an Exception: escapes the run like a kill would
         return None
 
-    monkeypatch.setattr("funnel.run.loop.check_stop", crash)
+    monkeypatch.setattr("funnel.run.drivers.check_stop", crash)
     with pytest.raises(_Killed):
         await investigate(REPORT, FIXTURE_REPO, explorer=ScriptExplorer(Script(HAPPY_STEPS)), trace_path=trace)
     kinds = [e.kind for e in read_trace(trace)]
