@@ -1,6 +1,6 @@
 """The lexical pre-pass: the offline ranking run before a model explorer, its candidates shown to the model.
 
-Ranking a tree with `funnel.explorers.offline.rank_report` costs about a second of CPU with a warm term cache
+Ranking a tree with `funnel.localize.rank.rank_report` costs about a second of CPU with a warm term cache
 and no model call, so a model starts from the files and definitions that match the report best (labelled as
 possibly wrong) instead of from nothing. The candidates also refocus the repo map shown in the system prompt.
 """
@@ -12,8 +12,11 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from funnel.localize.history import HistorySource
+from funnel.localize.rank import CONTEXT_PARTS, rank_report
+from repomap import RepoMap
+from repomap.focus import Focus
 from schemas.trace import PrepassCandidate
 
 __all__ = ("Prepass", "render_candidates", "run_prepass")
@@ -31,7 +34,7 @@ class Prepass:
     """Candidate files, best first (only files with evidence beyond PageRank)."""
     seconds: float = 0.0
     """Wall-clock seconds the ranking (and refocusing) took."""
-    repo_map: Any = None
+    repo_map: RepoMap | None = None
     """The repo map refocused on the candidates' paths, or None when it could not be refocused."""
     error: str | None = None
     """Why the pre-pass produced nothing, when it failed."""
@@ -46,15 +49,12 @@ class Prepass:
         return f"{len(self.candidates)} candidate(s) shown to the model, first {self.candidates[0].path}"
 
 
-def run_prepass(text: str, root: Path, repo_map: Any = None, *, focus: Any = None, top: int = 5,
-                history: Any = None) -> Prepass:
+def run_prepass(text: str, root: Path, repo_map: RepoMap | None = None, *, focus: Focus | None = None, top: int = 5,
+                history: HistorySource | None = None) -> Prepass:
     """Rank the tree for a report offline (with the `HistorySource` `history` when given) and keep the `top`
     candidate files; never raises."""
     started = time.perf_counter()
     try:
-        from funnel.explorers.offline import rank_report
-        from funnel.localize.rank import CONTEXT_PARTS
-
         ranking, _ = rank_report(text, root, repo_map, focus=focus, history=history)
     except Exception as e:  # the pre-pass helps, it is not essential: the model explores without it
         _log.warning("pre-pass ranking failed for %s", root, exc_info=True)
@@ -72,13 +72,11 @@ def run_prepass(text: str, root: Path, repo_map: Any = None, *, focus: Any = Non
     return Prepass(candidates=candidates, seconds=time.perf_counter() - started, repo_map=refocused)
 
 
-def _refocus(repo_map: Any, focus: Any, paths: list[str]) -> Any:
+def _refocus(repo_map: RepoMap | None, focus: Focus | None, paths: list[str]) -> RepoMap | None:
     """The repo map ranked again with the candidates' paths added to the focus (cheap: no walking or parsing)."""
     if not paths or repo_map is None or not hasattr(repo_map, "refocus"):
         return None
     try:
-        from repomap.focus import Focus
-
         base = focus if isinstance(focus, Focus) else Focus()
         new_paths = tuple(dict.fromkeys([*paths, *base.paths]))
         return repo_map.refocus(dataclasses.replace(base, paths=new_paths))

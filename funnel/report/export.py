@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 from urllib.parse import quote
 
@@ -153,10 +154,8 @@ def _message(d: Diagnosis, item: AffectedFile) -> str:
 
 def _installed_version() -> str:
     try:
-        from importlib.metadata import PackageNotFoundError, version
-
         return version("bugsleuth")
-    except (ImportError, PackageNotFoundError):
+    except PackageNotFoundError:
         return "0.0.0"
 
 

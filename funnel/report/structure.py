@@ -14,7 +14,9 @@ import concurrent.futures
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+
+from pydantic_ai import Agent, ModelRetry, RunContext
+from pydantic_ai.models import Model
 
 from funnel.report.template import ReportDraft, parse_report
 from funnel.tools.sandbox import Sandbox
@@ -22,8 +24,6 @@ from funnel.report.verify import CheckedClaims, SymbolLookup, VerifyLimits, chec
 from schemas.diagnosis import ComplexityRating, Diagnosis, RiskRating, RootCause, RunStats, Termination
 from schemas.enums import Classification, Complexity, Risk, StopReason
 
-if TYPE_CHECKING:
-    from pydantic_ai.models import Model
 
 __all__ = ("STRUCTURER_INSTRUCTIONS", "StructureOptions", "build_diagnosis", "structure", "structure_async")
 
@@ -139,9 +139,7 @@ def _model_faults(draft: ReportDraft, checked: CheckedClaims, markdown: str) -> 
     return faults
 
 
-def _agent(model: str | Model, retries: int):
-    from pydantic_ai import Agent, ModelRetry, RunContext
-
+def _agent(model: str | Model, retries: int) -> Agent[_Deps, ReportDraft]:
     agent: Agent[_Deps, ReportDraft] = Agent(
         model,
         deps_type=_Deps,

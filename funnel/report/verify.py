@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from funnel import tools
 from funnel.errors import BugsleuthError, ToolError
 from funnel.limits import VerifyLimits
 from funnel.report.template import DraftAffectedFile, DraftChange, ReportDraft, format_location, parse_report
@@ -249,10 +250,8 @@ class _Repo:
         longest = max(raw, key=len, default="")
         if not chunks or len(longest) < 6:
             return []
-        from funnel.tools import search
-
         try:
-            found = search(self.sb, longest, fixed_strings=True, max_results=self.limits.max_candidates,
+            found = tools.search(self.sb, longest, fixed_strings=True, max_results=self.limits.max_candidates,
                            max_per_file=1, timeout_s=self.limits.search_timeout_s)  # fmt: skip
         except BugsleuthError:
             return []

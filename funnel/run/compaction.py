@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolReturnPart
 
 from funnel.limits import Limits
+from repomap.tokens import count_tokens
 
 __all__ = (
     "CompactionPolicy",
@@ -61,10 +63,6 @@ class CompactionPolicy:
 
 
 def _count(text: str) -> int:
-    try:
-        from repomap.tokens import count_tokens
-    except ImportError:
-        return (len(text) + 3) // 4
     return count_tokens(text)
 
 
@@ -149,8 +147,6 @@ def model_summarizer(model: object, *, max_chars: int = 600) -> Summarizer:
 
     The summary keeps paths, line numbers and identifiers; failures fall back to the deterministic elision.
     """
-    from pydantic_ai import Agent
-
     agent = Agent(
         model,  # type: ignore[arg-type]
         instructions=(

@@ -5,10 +5,12 @@ The bug report is untrusted data: it is fenced with a random boundary and stated
 
 from __future__ import annotations
 
+import re
 import secrets
 from pathlib import Path
 
 from funnel.limits import Limits
+from funnel.report.template import REPORT_TEMPLATE
 from schemas.enums import Phase
 from schemas.report import BugReport
 
@@ -41,9 +43,7 @@ name at least one suspect, never invent code you did not see, and say so when yo
 
 
 def report_template() -> str:
-    """The markdown template every report follows (from `funnel.report_md`)."""
-    from funnel.report.template import REPORT_TEMPLATE
-
+    """The markdown template every report follows (from `funnel.report.template`)."""
     return REPORT_TEMPLATE
 
 
@@ -105,8 +105,6 @@ def user_prompt(report: BugReport, limits: Limits, *, boundary: str | None = Non
 
 def extract_report_text(prompt: str) -> str | None:
     """The report text fenced inside a user prompt made by `user_prompt` (used by replay)."""
-    import re
-
     m = re.search(r"<<<(REPORT-[0-9a-f]+)\n(.*)\n\1>>>", prompt, re.DOTALL)
     return m.group(2) if m else None
 

@@ -10,25 +10,11 @@ from typing import Literal
 
 from funnel.errors import ToolError
 from funnel.tools.sandbox import Sandbox, cap_bytes, printable
+from repomap.walk import IgnoreRules
 
-__all__ = ("EntryKind", "ListEntry", "ListResult", "list_dir", "walk_paths")
+__all__ = ("EntryKind", "ListEntry", "ListResult", "list_dir")
 
 EntryKind = Literal["file", "dir", "symlink"]
-
-
-def walk_paths(root: Path, *, limit: int) -> list[str]:
-    """Every file and directory path the repo map's walker keeps (any size, binaries too), for suggestions."""
-    from repomap.config import MapConfig
-    from repomap.walk import walk_files
-
-    result = walk_files(root, MapConfig(max_file_bytes=1 << 62), sniff=False)
-    files = [f.path for f in result.files[:limit]]
-    dirs: set[str] = set()
-    for p in files:
-        parts = p.split("/")[:-1]
-        for i in range(1, len(parts) + 1):
-            dirs.add("/".join(parts[:i]))
-    return sorted(dirs) + files
 
 
 @dataclass
@@ -110,8 +96,6 @@ def list_dir(sb: Sandbox, path: str = ".", depth: int = 1) -> ListResult:
     `.git/` is left out; secret files are listed by name only, marked withheld; symlinks are shown, never
     followed. Raises `ToolError` for a missing, refused or non-directory path.
     """
-    from repomap.walk import IgnoreRules
-
     lim = sb.limits
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ToolError(f"depth must be an integer >= 1, got {depth!r}")

@@ -17,7 +17,8 @@ from typing import Literal
 
 from funnel.errors import ToolError, UnrecoverableError, UserError
 from funnel.limits import ToolLimits
-from repomap.config import SECRET_DIRS, SECRET_FILE_GLOBS
+from repomap.config import SECRET_DIRS, SECRET_FILE_GLOBS, MapConfig
+from repomap.walk import walk_files
 
 __all__ = ("SECRET_GLOBS", "Sandbox", "ToolLimits", "cap_bytes", "printable")
 
@@ -197,9 +198,7 @@ class Sandbox:
     def known_paths(self) -> list[str]:
         """Every non-secret file and directory path under the root, per the repo map's ignore rules (cached)."""
         if self._walk_cache is None:
-            from funnel.tools._listing import walk_paths
-
-            self._walk_cache = [p for p in walk_paths(self.root, limit=_MAX_WALK_PATHS) if not self.is_secret(p)]
+            self._walk_cache = [p for p in _walk_paths(self.root, limit=_MAX_WALK_PATHS) if not self.is_secret(p)]
         return self._walk_cache
 
     def nearest_paths(self, rel: str, n: int = 5) -> list[str]:
@@ -234,3 +233,15 @@ class Sandbox:
             if tail in known and not self.is_secret(tail):
                 return f" Did you mean {tail!r}?"
         return ""
+
+
+def _walk_paths(root: Path, *, limit: int) -> list[str]:
+    """Every file and directory path the repo map's walker keeps (any size, binaries too), for suggestions."""
+    result = walk_files(root, MapConfig(max_file_bytes=1 << 62), sniff=False)
+    files = [f.path for f in result.files[:limit]]
+    dirs: set[str] = set()
+    for p in files:
+        parts = p.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            dirs.add("/".join(parts[:i]))
+    return sorted(dirs) + files

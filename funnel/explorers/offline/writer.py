@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from funnel.localize.corpus import tokenize
 from funnel.localize.evidence import Read
-from funnel.localize.rank import Candidate, Ranking, SymbolHit, citation_order, report_title
+from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol, report_title
+from funnel.localize.citations import citation_order
 from funnel.report.template import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
 from repomap.focus import Focus
 from schemas.enums import Complexity, Risk, Role
@@ -53,7 +54,7 @@ class Citation:
     """Lines the evidence points at (frames, messages), quoted first."""
 
 
-def _span_for(hit: SymbolHit | None, cand: Candidate, total_lines: int, config: WriterConfig) -> tuple[int, int]:
+def _span_for(hit: CandidateSymbol | None, cand: Candidate, total_lines: int, config: WriterConfig) -> tuple[int, int]:
     if hit is None:
         line = cand.lines[0] if cand.lines else 1
         return max(1, line - 5), min(max(total_lines, 1), line + 15)
@@ -68,7 +69,7 @@ def _span_for(hit: SymbolHit | None, cand: Candidate, total_lines: int, config: 
     return start, max(start, end)
 
 
-def plan_citations(ranking: Ranking, texts: dict[str, str], config: WriterConfig | None = None) -> list[Citation]:
+def plan_citations(ranking: CandidateRanking, texts: dict[str, str], config: WriterConfig | None = None) -> list[Citation]:
     """The ranked locations to cite, in `rank.citation_order` (by default the prime suspect's best definitions, then
     the best one of each next file)."""
     config = config or WriterConfig()
@@ -142,7 +143,7 @@ def _quote(cite: Citation, reads: list[Read], texts: dict[str, str], config: Wri
 def write_report(
     report_text: str,
     focus: Focus,
-    ranking: Ranking,
+    ranking: CandidateRanking,
     reads: list[Read],
     texts: dict[str, str],
     *,

@@ -255,7 +255,7 @@ def test_cancel_and_rerun_from_the_page(tmp_path):
 
 
 def test_the_list_filters_searches_the_report_text_and_pages(tmp_path, monkeypatch):
-    monkeypatch.setattr("app.routes.dashboard.PAGE_SIZE", 2)
+    monkeypatch.setattr("app.dashboard.routes.PAGE_SIZE", 2)
     with dashboard_client(tmp_path, jobs="none") as client:
         ids = [submit(client, f"report {n}", f"body mentions token{n}") for n in range(5)]
         page = client.get("/?q=token3").text

@@ -8,8 +8,8 @@ import pytest
 
 from funnel.localize.corpus import Corpus, SymbolSpan, count_terms, regex_definitions, split_identifier
 from funnel.localize.evidence import literal_keys, parse_read, parse_search_hits, symbol_queries
-from funnel.explorers.offline.policy import rank_report
-from funnel.localize.rank import Candidate, RankConfig, Ranking, SymbolHit, affected_entries, rank
+from funnel.localize.citations import affected_entries
+from funnel.localize.rank import Candidate, CandidateRanking, CandidateSymbol, RankConfig, rank, rank_report
 from repomap.focus import Focus
 
 GO_REPO = {
@@ -205,13 +205,13 @@ def test_tool_output_parsers_read_hits_and_numbered_lines():
     assert read is not None and read.lines == {3: "x = 1", 4: "    y = 2"}
 
 
-def _ranking(files: dict[str, tuple[float, list[float]]], **config) -> Ranking:
+def _ranking(files: dict[str, tuple[float, list[float]]], **config) -> CandidateRanking:
     """A hand-made ranking: path -> (file score, its definitions' scores, best first)."""
     cands = []
     for path, (score, sym_scores) in files.items():
-        hits = [SymbolHit(SymbolSpan(f"f{n}", f"f{n}", "function", 10 * n + 1, 10 * n + 5), s) for n, s in enumerate(sym_scores)]
+        hits = [CandidateSymbol(SymbolSpan(f"f{n}", f"f{n}", "function", 10 * n + 1, 10 * n + 5), s) for n, s in enumerate(sym_scores)]
         cands.append(Candidate(path=path, score=score, symbols=hits))
-    return Ranking(cands, 0.5, {}, RankConfig(**config))
+    return CandidateRanking(cands, 0.5, {}, RankConfig(**config))
 
 
 def test_citation_order_default_is_prime_suspect_then_one_per_file():
