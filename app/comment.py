@@ -1,7 +1,7 @@
 """Optional comment-back: post the diagnosis on the GitHub or GitLab issue the report came from
 (`comment_back = true` plus a token). Off by default; failures are logged, never fatal.
 
-The comment is `funnel.export.to_markdown` of the validated diagnosis (not the investigator's raw report):
+The comment is `funnel.report.export.to_markdown` of the validated diagnosis (not the investigator's raw report):
 only claims that survived validation are named as suspects; dropped claims are listed, collapsed, as dropped."""
 
 from __future__ import annotations

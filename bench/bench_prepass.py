@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_prepass.py --limit 5
 
 For SWE-bench Lite instances whose tree is in the shared cache: build the repo map (as the harness does), then
-`funnel.prepass.run_prepass` twice (first call: term cache as found; second: warm) and `RepoMap.refocus` alone.
+`funnel.localize.prepass.run_prepass` twice (first call: term cache as found; second: warm) and `RepoMap.refocus` alone.
 Gold fields are never read. Output: a table on stdout and /work/bench-out/bench_prepass.json.
 """
 

@@ -1,4 +1,4 @@
-"""How well does `funnel.verify` keep good citations, fix provably misplaced ones and refuse bad ones?
+"""How well does `funnel.report.verify` keep good citations, fix provably misplaced ones and refuse bad ones?
 
 Citations are made from real code of cached benchmark trees (random `def` lines, seeded), then damaged the
 way models damage them: lines shifted, a leading directory dropped, snippets re-indented or copied with line

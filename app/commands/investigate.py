@@ -129,7 +129,7 @@ def register(cli: typer.Typer) -> None:
         from funnel.cancel import CancelToken
         from funnel.errors import UserError
         from funnel.explorers import resolve_explorer
-        from funnel.run.loop import investigate_sync
+        from funnel import investigate_sync
         from funnel.limits import Limits
         from schemas.enums import StopReason
 

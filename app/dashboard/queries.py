@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app._store_common import investigation_filters, summary_page
-from app.models import FeedbackRow, Investigation, Report, TraceEventRow
+from app.dashboard.view import first_line
+from app.models import FeedbackRow, Investigation, Report
 from app.views import InvestigationSummary, Page
 from schemas import Classification, Feedback, Status
 
@@ -45,15 +46,8 @@ async def search_investigations(
             clauses.append(Investigation.id == int(needle.lstrip("#")))
         where.append(or_(*clauses))
     return await summary_page(
-        session, where, limit=limit, offset=offset, title=lambda rep: rep.title or _first_line(rep.body)
+        session, where, limit=limit, offset=offset, title=lambda rep: rep.title or first_line(rep.body)
     )
-
-
-def _first_line(text: str | None) -> str:
-    for line in (text or "").splitlines():
-        if line.strip():
-            return line.strip()[:120]
-    return ""
 
 
 async def known_repos(session: AsyncSession) -> list[str]:
@@ -103,16 +97,6 @@ async def verdicts(session: AsyncSession, *, limit: int = 20_000) -> list[Verdic
     )
     return [Verdict(verdict=v, created_at=c) for v, c in reversed(rows.all())]
 
-
-async def status_of(session: AsyncSession, investigation_id: int) -> tuple[Status, int] | None:
-    """Status and number of persisted trace events of one investigation, or None when it does not exist."""
-    status = await session.scalar(select(Investigation.status).where(Investigation.id == investigation_id))
-    if status is None:
-        return None
-    n = await session.scalar(
-        select(func.count()).select_from(TraceEventRow).where(TraceEventRow.investigation_id == investigation_id)
-    )
-    return status, n or 0
 
 
 

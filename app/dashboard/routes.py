@@ -353,10 +353,10 @@ async def timeline_partial(request: Request, investigation_id: int) -> Response:
 async def status_json(request: Request, investigation_id: int) -> Response:
     """`{"status", "terminal", "events"}` of one investigation (polled by the page while it runs)."""
     async with _runtime(request).db.read_session() as s:
-        found = await dq.status_of(s, investigation_id)
-    if found is None:
+        status = await store.get_status(s, investigation_id)
+        events = await store.trace_event_count(s, investigation_id) if status is not None else 0
+    if status is None:
         return JSONResponse({"detail": "not found"}, status_code=404)
-    status, events = found
     return JSONResponse({"status": status.value, "terminal": status in view.TERMINAL, "events": events})
 
 

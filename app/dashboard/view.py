@@ -95,9 +95,9 @@ def row_of_summary(item: Any) -> Row:
     )
 
 
-def first_line(text: str) -> str:
-    """The first non-blank line of a text, cut to 120 characters."""
-    for line in text.splitlines():
+def first_line(text: str | None) -> str:
+    """The first non-blank line of a text, cut to 120 characters ('' for none)."""
+    for line in (text or "").splitlines():
         if line.strip():
             return line.strip()[:120]
     return ""

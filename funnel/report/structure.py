@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pydantic_ai import Agent, ModelRetry, RunContext
 from pydantic_ai.models import Model
 
-from funnel.report.template import ReportDraft, parse_report
+from funnel.report.parse import parse_report
+from funnel.report.template import ReportDraft
 from funnel.tools.sandbox import Sandbox
 from funnel.report.verify import CheckedClaims, SymbolLookup, VerifyLimits, check_claims
 from schemas.diagnosis import ComplexityRating, Diagnosis, RiskRating, RootCause, RunStats, Termination

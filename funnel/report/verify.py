@@ -8,18 +8,18 @@ the reason kept.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from funnel import tools
-from funnel.errors import BugsleuthError, ToolError
+from funnel.errors import ToolError
 from funnel.limits import VerifyLimits
-from funnel.report.template import DraftAffectedFile, DraftChange, ReportDraft, format_location, parse_report
+from funnel.report.parse import parse_report
+from funnel.report.repo_files import RepoFiles, nearest
+from funnel.report.snippets import find_snippet, snippet_weight
+from funnel.report.template import DraftAffectedFile, DraftChange, ReportDraft, format_location
 from funnel.tools.sandbox import Sandbox
 from schemas.diagnosis import AffectedFile, ProposedChange, RejectedClaim
 
@@ -86,235 +86,6 @@ class VerifyResult:
     """The claim-by-claim outcome, for structuring."""
 
 
-# ----------------------------------------------------------------------------------------------- snippets
-
-_ELLIPSIS = re.compile(r"^\s*(?:\.\.\.|…|\[\.\.\.\]|(?:#|//|/\*|--)\s*(?:\.\.\.|…).*)\s*$")
-_NUMBERED = re.compile(r"^\s*\d+\s*[|:]\s?")
-_SEARCH_PREFIX = re.compile(r"^[^\s:]+[:-]\d+[:-]\s?")
-_TRUNCATED = re.compile(r"\.\.\.\[truncated[^\]]*\]$")
-
-
-def _norm(line: str) -> str:
-    return " ".join(line.split())
-
-
-def _snippet_chunks(snippet: str) -> list[list[str]]:
-    """Normalized, non-blank snippet lines split at `...` elisions; read_range line numbers removed."""
-    lines = snippet.replace("\r\n", "\n").split("\n")
-    filled = [ln for ln in lines if ln.strip()]
-    for prefix in (_NUMBERED, _SEARCH_PREFIX):  # copied from read_range or search output
-        if filled and all(prefix.match(ln) for ln in filled):
-            lines = [prefix.sub("", ln, count=1) for ln in lines]
-            break
-    chunks: list[list[str]] = [[]]
-    for line in lines:
-        if _ELLIPSIS.match(line):
-            if chunks[-1]:
-                chunks.append([])
-            continue
-        text = _norm(_TRUNCATED.sub("", line))
-        if text:
-            chunks[-1].append(text)
-    return [c for c in chunks if c]
-
-
-def _line_matches(quoted: str, actual: str) -> bool:
-    if quoted == actual:
-        return True
-    if quoted.endswith("...") and len(quoted) > 8 and actual.startswith(quoted[:-3].rstrip()):
-        return True
-    return len(quoted) >= 6 and quoted in actual
-
-
-def _chunk_at(file_lines: list[tuple[int, str]], chunk: list[str], i: int) -> bool:
-    if i + len(chunk) > len(file_lines):
-        return False
-    return all(_line_matches(q, file_lines[i + k][1]) for k, q in enumerate(chunk))
-
-
-def find_snippet(text_lines: list[str], snippet: str, *, max_gap: int = 400) -> list[tuple[int, int]]:
-    """Every (first, last) 1-based line span where the snippet occurs, comparing whitespace-insensitively.
-
-    Blank lines are ignored, `...` lines stand for elided code (the parts must appear in order, at most
-    `max_gap` lines apart) and `read_range` line-number prefixes are stripped from the quote.
-    """
-    chunks = _snippet_chunks(snippet)
-    if not chunks:
-        return []
-    file_lines = [(n, _norm(t)) for n, t in enumerate(text_lines, 1) if t.strip()]
-    spans: list[tuple[int, int]] = []
-    first = chunks[0]
-    for i in range(len(file_lines)):
-        if not _chunk_at(file_lines, first, i):
-            continue
-        end_i: int | None = i + len(first) - 1
-        for chunk in chunks[1:]:
-            assert end_i is not None
-            last_line, found = file_lines[end_i][0], None
-            for j in range(end_i + 1, len(file_lines)):
-                if file_lines[j][0] - last_line > max_gap:
-                    break
-                if _chunk_at(file_lines, chunk, j):
-                    found = j
-                    break
-            end_i = None if found is None else found + len(chunk) - 1
-            if end_i is None:
-                break
-        if end_i is not None:
-            spans.append((file_lines[i][0], file_lines[end_i][0]))
-    return spans
-
-
-def _snippet_weight(snippet: str) -> int:
-    return sum(len(line.replace(" ", "")) for chunk in _snippet_chunks(snippet) for line in chunk)
-
-
-# ------------------------------------------------------------------------------------------------ checker
-
-
-class _Repo:
-    """File access for one verification: the sandbox's path rules plus a small text cache."""
-
-    def __init__(self, root: Path, limits: VerifyLimits, sandbox: Sandbox | None):
-        self.sb = sandbox or _sandbox_for(root)
-        self.limits = limits
-        self._texts: dict[str, list[str] | None] = {}
-
-    def spell(self, path: str) -> str:
-        """A cited path respelled as repository-relative when it is an absolute path inside the root."""
-        p = path.strip().strip("`'\"").removeprefix("file://").replace("\\", "/")
-        root = self.sb.root.as_posix()
-        if p.startswith(root + "/"):
-            p = p[len(root) + 1 :]
-        return p.removeprefix("./")
-
-    def resolve(self, path: str) -> tuple[str | None, str | None]:
-        """(normalized relative path, None) for a readable text file, else (None, why not)."""
-        try:
-            rel = self.sb.normalize(path)
-            if not self.sb.is_secret(rel) and not os.path.lexists(self.sb.root / rel):
-                # Checked here rather than by the sandbox, whose suggestions compare against every path.
-                return None, f"Not found: {rel!r} does not exist in the repository.{self.suggest(rel)}"
-            real = self.sb.resolve(path, kind="file")
-        except ToolError as e:
-            return None, str(e)
-        if self.sb.is_binary(real):
-            return None, f"{rel!r} is a binary file; cite source code"
-        return rel, None
-
-    def suggest(self, rel: str) -> str:
-        """` Nearest existing paths: ...` for a missing path: same file name elsewhere, else similar names nearby."""
-        near = self.same_name(rel)[:3]
-        if not near:
-            parent = rel.rsplit("/", 1)[0] if "/" in rel else "."
-            while parent != "." and not (self.sb.root / parent).is_dir():
-                parent = parent.rsplit("/", 1)[0] if "/" in parent else "."
-            try:
-                names = sorted(
-                    e.name for e in os.scandir(self.sb.root / parent) if e.is_file() and not self.sb.is_secret(e.name)
-                )[:2000]
-            except OSError:
-                names = []
-            prefix = "" if parent == "." else parent + "/"
-            near = [prefix + n for n in difflib.get_close_matches(rel.rsplit("/", 1)[-1], names, n=3, cutoff=0.6)]
-        return f" Nearest existing paths: {', '.join(near)}." if near else ""
-
-    def lines(self, rel: str) -> list[str] | None:
-        """The file's lines, or None when it is too large to check."""
-        if rel not in self._texts:
-            real = self.sb.root / rel
-            try:
-                if real.stat().st_size > self.limits.max_file_bytes:
-                    self._texts[rel] = None
-                else:
-                    self._texts[rel] = real.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                self._texts[rel] = None
-        return self._texts[rel]
-
-    def same_name(self, rel: str) -> list[str]:
-        """Existing files with the same base name, those whose path ends with the cited path first."""
-        name = rel.rsplit("/", 1)[-1]
-        try:
-            known = self.sb.known_paths()
-        except (OSError, BugsleuthError):
-            return []
-        tail = "/" + rel.strip("/")
-        same = [p for p in known if p.rsplit("/", 1)[-1] == name and (self.sb.root / p).is_file()]
-        return sorted(same, key=lambda p: (not ("/" + p).endswith(tail), -_common_tail(p, rel), p))
-
-    def grep(self, snippet: str) -> list[str]:
-        """Files holding the snippet's longest line (ripgrep, bounded); empty when the search is unavailable."""
-        chunks = _snippet_chunks(snippet)
-        raw = [ln.strip() for ln in snippet.split("\n") if ln.strip() and not _ELLIPSIS.match(ln)]
-        longest = max(raw, key=len, default="")
-        if not chunks or len(longest) < 6:
-            return []
-        try:
-            found = tools.search(self.sb, longest, fixed_strings=True, max_results=self.limits.max_candidates,
-                           max_per_file=1, timeout_s=self.limits.search_timeout_s)  # fmt: skip
-        except BugsleuthError:
-            return []
-        return list(dict.fromkeys(m.path for m in found.matches))
-
-    def locate(self, snippet: str, hint: str, near: int | None = None) -> list[tuple[str, int, int]]:
-        """Where else in the repository the snippet occurs: (path, first, last), nearest `near` within each file.
-
-        Candidates are files with the cited base name and files ripgrep finds holding the snippet's longest
-        line. When several hold it, those sharing the longest path tail with the citation win (`models/x.py`
-        picks `pkg/models/x.py` over `other/x.py`): the citation then names the file, just too briefly.
-        """
-        limit = self.limits.max_candidates
-        named = self.same_name(hint)
-        candidates = list(dict.fromkeys([*named[:limit], *self.grep(snippet)]))[: 2 * limit]
-        found = []
-        for candidate in candidates:
-            path, _problem = self.resolve(candidate)  # the same path rules as a cited path (no symlink escapes)
-            if path is None:
-                continue
-            text = self.lines(path)
-            if spans := find_snippet(text or [], snippet):
-                found.append((path, *_nearest(spans, near)))
-        if len(found) > 1:  # keep those sharing the longest path tail with the citation, if any share one
-            best = max(_common_tail(f[0], hint) for f in found)
-            if best:
-                found = [f for f in found if _common_tail(f[0], hint) == best]
-        return found
-
-
-def _common_tail(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(reversed(a.split("/")), reversed(b.split("/"))):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-_SANDBOXES: dict[str, Sandbox] = {}
-_SANDBOXES_LOCK = threading.Lock()
-_MAX_SANDBOXES = 8
-
-
-def _sandbox_for(root: Path) -> Sandbox:
-    """One sandbox per repository root, so its file listing (used for suggestions) is walked once per tree."""
-    key = os.path.realpath(root)
-    with _SANDBOXES_LOCK:
-        sb = _SANDBOXES.pop(key, None)
-    sb = sb or Sandbox(root)
-    with _SANDBOXES_LOCK:
-        _SANDBOXES[key] = sb
-        while len(_SANDBOXES) > _MAX_SANDBOXES:
-            _SANDBOXES.pop(next(iter(_SANDBOXES)))
-    return sb
-
-
-def _nearest(spans: list[tuple[int, int]], start: int | None) -> tuple[int, int]:
-    if start is None:
-        return spans[0]
-    return min(spans, key=lambda s: abs(s[0] - start))
-
-
 def _overlaps(a: tuple[int, int], b: tuple[int, int], slack: int) -> bool:
     return a[0] - slack <= b[1] and b[0] <= a[1] + slack
 
@@ -333,7 +104,7 @@ def _def_matches(d: Any, full: str, last: str) -> bool:
 
 
 def _check_symbol(
-    repo: _Repo, index: SymbolLookup | None, rel: str, span: tuple[int, int], symbol: str | None, notes: list[str]
+    repo: RepoFiles, index: SymbolLookup | None, rel: str, span: tuple[int, int], symbol: str | None, notes: list[str]
 ) -> tuple[str | None, str | None]:
     """(symbol to keep, correction sentence or None)."""
     if not symbol:
@@ -383,7 +154,7 @@ def _reject(out: CheckedClaims, kind: str, claim: DraftAffectedFile | DraftChang
     out.rejected.append(RejectedClaim(kind=kind, claim=claim.model_dump(mode="json"), reason=reason))  # type: ignore[arg-type]
 
 
-def _check_location(repo: _Repo, index: SymbolLookup | None, item: DraftAffectedFile, out: CheckedClaims) -> None:
+def _check_location(repo: RepoFiles, index: SymbolLookup | None, item: DraftAffectedFile, out: CheckedClaims) -> None:
     lim = repo.limits
     cited = format_location(item.path, item.line_start, item.line_end)
     spelled = repo.spell(item.path)
@@ -406,7 +177,7 @@ def _check_location(repo: _Repo, index: SymbolLookup | None, item: DraftAffected
             start, end, text, n = 1, 1, None, None
         spans = find_snippet(text, snippet) if snippet and text is not None else []
         if spans:
-            best = _nearest(spans, start)
+            best = nearest(spans, start)
             if start is None or end is None:
                 start, end = best
             elif not _overlaps((start, end), best, lim.slack_lines):
@@ -414,7 +185,7 @@ def _check_location(repo: _Repo, index: SymbolLookup | None, item: DraftAffected
                 start, end = best
         elif snippet and text is not None:
             moved = [m for m in repo.locate(snippet, rel, start) if m[0] != rel]
-            if len(moved) == 1 and _snippet_weight(snippet) >= lim.min_relocate_chars:
+            if len(moved) == 1 and snippet_weight(snippet) >= lim.min_relocate_chars:
                 rel, start, end = moved[0]
                 correction = f"{cited} moved to {rel}:{start}-{end}: the quoted snippet is there, not in {item.path}"
             else:
@@ -431,7 +202,7 @@ def _check_location(repo: _Repo, index: SymbolLookup | None, item: DraftAffected
     else:
         relocatable = (problem or "").startswith("Not found") or "is an absolute path" in (problem or "")
         moved = repo.locate(snippet, spelled or "?", start) if snippet and relocatable else []
-        if len(moved) == 1 and _snippet_weight(snippet) >= lim.min_relocate_chars:
+        if len(moved) == 1 and snippet_weight(snippet) >= lim.min_relocate_chars:
             rel, start, end = moved[0]
             correction = f"{cited} does not exist; moved to {rel}:{start}-{end}, where the quoted snippet is"
         else:
@@ -459,7 +230,7 @@ def _check_location(repo: _Repo, index: SymbolLookup | None, item: DraftAffected
     return None
 
 
-def _check_change(repo: _Repo, change: DraftChange, out: CheckedClaims) -> None:
+def _check_change(repo: RepoFiles, change: DraftChange, out: CheckedClaims) -> None:
     if not change.description.strip():
         return _reject(out, "proposed_change", change, "no description was given")
     spelled = repo.spell(change.path)
@@ -497,7 +268,7 @@ def check_claims(
     sandbox: Sandbox | None = None,
 ) -> CheckedClaims:
     """Check every affected file and proposed change of a draft; keep, correct (when a snippet proves it) or reject."""
-    repo = _Repo(Path(root), limits or VerifyLimits(), sandbox)
+    repo = RepoFiles(Path(root), limits or VerifyLimits(), sandbox)
     out = CheckedClaims(claims_total=len(draft.affected_files) + len(draft.proposed_changes))
     for item in draft.affected_files:
         try:

@@ -6,9 +6,11 @@ import time
 
 import pytest
 
-from app import security
-from app.dashboard import charts as _charts, view
+from app import security, store
+from app.dashboard import charts as _charts, queries, view
 from app.dashboard.highlight import highlight_lines, language_for
+from app.db import Database
+from schemas import BugReport, Classification, ClassificationResult
 from schemas.diagnosis import AffectedFile
 
 
@@ -207,3 +209,20 @@ def test_a_late_event_of_the_phase_just_left_does_not_reopen_it():
     tl = view.timeline_of(events)
     assert [g.phase for g in tl.groups] == ["explore", "deep_dive"]
     assert [s.title for s in tl.groups[1].steps] == ["explore → deep_dive", "begin_deep_dive", "read_range"]
+
+
+async def test_search_treats_like_wildcards_in_the_text_as_literal_characters(tmp_path):
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'search.db'}")
+    await db.migrate()
+    bug = ClassificationResult(label=Classification.bug, confidence=0.9, reason="traceback")
+    try:
+        async with db.session() as s:
+            for title in ("load at 50% fails", "load at 500 fails", "a_b breaks", "axb breaks", r"path c:\tmp is wrong"):
+                await store.create_investigation(s, BugReport(title=title), bug, investigate=False, explorer="offline")
+        async with db.read_session() as s:
+            found = {q: [i.title for i in (await queries.search_investigations(s, text=q)).items]
+                     for q in ("50%", "a_b", "%", "_", "\\tmp")}
+    finally:
+        await db.dispose()
+    assert found == {"50%": ["load at 50% fails"], "a_b": ["a_b breaks"], "%": ["load at 50% fails"],
+                     "_": ["a_b breaks"], "\\tmp": [r"path c:\tmp is wrong"]}

@@ -9,8 +9,8 @@ import pytest
 from funnel.explorers.offline import OfflineExplorer
 from funnel.explorers.offline.policy import OfflineConfig
 from funnel.localize.rank import RankConfig
-from funnel.run.loop import investigate
-from funnel.report.template import parse_report
+from funnel import investigate
+from funnel.report.parse import parse_report
 from schemas.diagnosis import Diagnosis
 from schemas.enums import Role, StopReason
 from schemas.report import BugReport

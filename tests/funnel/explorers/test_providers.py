@@ -14,7 +14,7 @@ from pydantic_ai.providers.openai import OpenAIProvider
 
 from funnel.explorers import resolve_explorer
 from funnel.explorers.agent import ModelExplorer
-from funnel.run.loop import investigate
+from funnel import investigate
 from funnel.limits import Limits
 from schemas.enums import StopReason
 from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT, REPORT

@@ -14,7 +14,7 @@ from funnel.localize.corpus import Corpus
 from funnel.localize.history import CommitLog, HistoryConfig, HistorySource, find_git_dir, history_scores
 from funnel.explorers.offline.policy import OfflineConfig
 from funnel.localize.rank import RankConfig, rank
-from funnel.run.loop import investigate
+from funnel import investigate
 from funnel.limits import Limits
 from repomap.focus import Focus
 from schemas.report import BugReport

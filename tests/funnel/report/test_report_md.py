@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from funnel.report.parse import parse_report
 from funnel.report.template import (
     REPORT_TEMPLATE,
     DraftAffectedFile,
@@ -14,7 +15,6 @@ from funnel.report.template import (
     DraftRootCause,
     ReportDraft,
     parse_location,
-    parse_report,
     render_report,
 )
 from schemas import AffectedFile, ComplexityRating, Diagnosis, ProposedChange, RiskRating, RootCause

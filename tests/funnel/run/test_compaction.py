@@ -16,7 +16,7 @@ from pydantic_ai.messages import (
 )
 
 from funnel.run.compaction import ELIDED_PREFIX, CompactionPolicy, compact, estimate_tokens
-from funnel.run.loop import investigate
+from funnel import investigate
 from funnel.limits import Limits
 from schemas.enums import StopReason
 from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT, REPORT, Script, ScriptExplorer, call, text

@@ -10,7 +10,7 @@ import pytest
 from funnel.explorers import resolve_explorer
 from funnel.explorers.command import CommandExplorer
 from funnel.run.hooks import Hooks
-from funnel.run.loop import investigate, investigate_sync
+from funnel import investigate, investigate_sync
 from funnel.limits import Limits
 from funnel.run.trace import messages_path, read_messages, read_trace
 from schemas.enums import Phase, StopReason

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from app.cli import cli
 from funnel.cancel import CancelToken
 from funnel.explorers.agent import ModelExplorer
-from funnel.run.loop import investigate
+from funnel import investigate
 from funnel.limits import Limits
 from funnel.run.trace import read_trace
 from schemas.enums import StopReason

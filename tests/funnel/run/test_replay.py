@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from funnel.errors import UserError
-from funnel.run.loop import investigate, investigate_sync
+from funnel import investigate, investigate_sync
 from funnel.limits import Limits
 from funnel.run.replay import find_traces, render_table, replay, replay_all
 from tests.funnel.harness_support import FIXTURE_REPO, HAPPY_STEPS, REPORT, Script, ScriptExplorer

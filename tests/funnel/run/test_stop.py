@@ -15,7 +15,7 @@ from pydantic_ai.usage import RequestUsage
 from funnel import tools
 from funnel.cancel import CancelToken
 from funnel.errors import UnrecoverableError
-from funnel.run.loop import investigate
+from funnel import investigate
 from funnel.limits import Limits
 from schemas.enums import Phase, StopReason
 from schemas.trace import StopEvent, ToolCallEvent

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from funnel.errors import UserError
-from funnel.run.loop import investigate
+from funnel import investigate
 from funnel.run.trace import TraceWriter, diagnosis_path, messages_path, read_diagnosis, read_messages, read_trace
 from schemas.enums import Phase, StopReason
 from schemas.trace import RequestEvent, StartEvent, StopEvent
