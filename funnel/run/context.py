@@ -68,7 +68,7 @@ def _context(req: ContextRequest) -> tuple[ExplorerContext, Prepass | None]:
         except Exception:  # the map helps, it is not essential: explore without it
             _log.warning("repo map unavailable for %s", root, exc_info=True)
     source = HistorySource.locate(root, req.git_dir, req.commit) if limits.history else None
-    ctx = ExplorerContext(report=report, root=root, repo_map=repo_map, sandbox=Sandbox(root), limits=limits,
+    ctx = ExplorerContext(report=report, root=root, repo_map=repo_map, sandbox=Sandbox(root, limits=limits.tools), limits=limits,
                           focus=focus, extra_context=req.extra, memory=prompts.load_memory(root, limits, req.memory),
                           template=prompts.report_template(), history=source)  # fmt: skip
     found = None

@@ -226,7 +226,8 @@ async def _attempts(state: RunState, explorer: Explorer, contexts: Contexts, tra
             prompt = prompts.retry_prompt(findings, attempt)
         markdown = await runner(prompt, findings)
         state.last_markdown = markdown
-        verdict = await asyncio.to_thread(verify_report, markdown, ctx.root, ctx.index, sandbox=state.sandbox)
+        verdict = await asyncio.to_thread(verify_report, markdown, ctx.root, ctx.index, limits=state.limits.verify,
+                                          sandbox=state.sandbox)
         state.last_verdict = (markdown, verdict)
         findings = list(verdict.findings)
         state.emit(VerifyEvent, ok=verdict.ok, findings=findings)

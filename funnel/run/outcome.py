@@ -7,7 +7,7 @@ import logging
 
 from funnel.cancel import CancelToken
 from funnel.errors import ModelUnavailable, NeedsInfo, StopRun
-from funnel.report.structure import structure
+from funnel.report.structure import StructureOptions, structure
 from funnel.run.state import RunState
 from schemas.diagnosis import AffectedFile, Diagnosis, PhaseStats, RunStats, Termination
 from schemas.enums import Role, StopReason
@@ -76,7 +76,7 @@ def _structure(markdown: str, state: RunState, structurer: str | None) -> tuple[
     for model in dict.fromkeys([structurer, None]):
         try:
             diagnosis = structure(markdown, state.root, index=state.index, model=model, sandbox=state.sandbox,
-                                  checked=checked)  # fmt: skip
+                                  options=StructureOptions(verify=state.limits.verify), checked=checked)  # fmt: skip
             # structure() may fall back to the parser itself; record what really ran.
             return diagnosis, diagnosis.stats.structurer or model or "parser"
         except Exception:
