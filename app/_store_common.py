@@ -1,4 +1,4 @@
-"""Pieces shared by `app.store`, `app._store_jobs` and `app.dashboard_queries`."""
+"""Pieces shared by `app.store`, `app._store_jobs` and `app.dashboard.queries`."""
 
 from __future__ import annotations
 

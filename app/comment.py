@@ -10,7 +10,7 @@ A good bot's manners:
 - retries with exponential backoff on network errors, 5xx and rate limits (429, and 403 with `Retry-After` or
   `x-ratelimit-remaining: 0` + `x-ratelimit-reset`), honouring `Retry-After`, all within `comment_timeout_s`.
 
-The comment is `funnel.export.to_markdown` of the validated diagnosis (not the investigator's raw report): only
+The comment is `funnel.report.export.to_markdown` of the validated diagnosis (not the investigator's raw report): only
 claims that survived validation are named as suspects; dropped claims are listed, collapsed, as dropped."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from urllib.parse import quote
 import httpx
 
 from app.config import Settings
-from funnel.export import to_markdown
+from funnel.report.export import to_markdown
 from schemas import BugReport, Diagnosis, Source
 
 _GITHUB_ISSUE = re.compile(r"^https?://[^/]+/(?P<owner>[^/]+)/(?P<repo>[^/]+)/issues/(?P<number>\d+)")

@@ -3,7 +3,6 @@ lifespan opens the database, runs migrations, registers this checkout and starts
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -14,10 +13,13 @@ from fastapi import FastAPI
 
 from app.batch import IntakeBatcher
 from app.config import Settings, get_settings
+from app.dashboard import routes as dashboard
 from app.db import Database
 from app.mcp_server.http import mount_mcp
 from app.observability import Metrics, MetricsMiddleware, configure_logging
+from app.routes import docs, health, investigations, reports, repos, webhooks
 from app.runtime import InvestigateFn, Runtime
+from app.security import install_security
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("bugsleuth.service")
@@ -153,21 +155,12 @@ def create_app(settings: Settings | None = None, *, investigate_fn: InvestigateF
     app.state.settings = settings
     app.state.metrics = metrics
 
-    from app.routes import docs, health, investigations, reports, repos, webhooks
-
-    for module in (reports, investigations, repos, webhooks, health, docs):
+    for module in (reports, investigations, repos, webhooks, health, docs, dashboard):
         app.include_router(module.router)
-    if importlib.util.find_spec("app.routes.dashboard") is not None:
-        from app.routes import dashboard
-
-        app.include_router(dashboard.router)
     mcp_http = mount_mcp(app, settings)  # /mcp: the MCP tools over streamable HTTP, behind the API's token check
 
     # Middleware added last runs first: size limit, then metrics, then the access policy.
-    if importlib.util.find_spec("app.security") is not None:
-        from app.security import install_security
-
-        install_security(app, settings)
+    install_security(app, settings)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_body_bytes)
     return app

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from app.jobs import JobBackend
 
 InvestigateFn = Callable[..., Awaitable[Any]]
-"""Same signature as `funnel.investigate.investigate`; replaced in tests by a stub."""
+"""Same signature as `funnel.run.loop.investigate`; replaced in tests by a stub."""
 
 
 @dataclass
@@ -31,7 +31,7 @@ class Runtime:
     jobs: JobBackend | None = None
     """Job backend (None until started)."""
     investigate_fn: InvestigateFn | None = None
-    """The investigation entry point; None means `funnel.investigate.investigate`."""
+    """The investigation entry point; None means `funnel.run.loop.investigate`."""
     worker_name: str = "api"
     """Name of this process in `investigations.worker`."""
     intake: IntakeBatcher | None = None

@@ -128,12 +128,6 @@ async def cancel(runtime: Runtime, investigation_id: int) -> Status:
     return status
 
 
-async def status_of(runtime: Runtime, investigation_id: int) -> Status | None:
-    """The status of an investigation (None when unknown), in a short transaction of its own."""
-    async with runtime.db.read_session() as s:
-        return await store.get_status(s, investigation_id)
-
-
 async def give_feedback(runtime: Runtime, investigation_id: int, verdict: Feedback, note: str) -> FeedbackView:
     """Record a verdict; it becomes memory for later runs on the same repository."""
     async with runtime.db.session() as s:

@@ -222,14 +222,12 @@ async def list_investigations(
     repo: str | None = None,
     status: Status | None = None,
     classification: Classification | None = None,
-    search: str | None = None,
     limit: int = 50,
     offset: int = 0,
 ) -> Page[InvestigationSummary]:
-    """Investigations newest first, filtered by repository, status, classification and title text."""
+    """Investigations newest first, filtered by repository, status and classification (text search:
+    `app.dashboard.queries.search_investigations`)."""
     where = investigation_filters(repo=repo, status=status, classification=classification)
-    if search:
-        where.append(Report.title.ilike(f"%{search}%"))
     return await summary_page(session, where, limit=limit, offset=offset)
 
 
@@ -245,9 +243,7 @@ async def get_investigation(session: AsyncSession, investigation_id: int) -> Inv
     if row is None:
         return None
     inv, rep = row
-    n_events = await session.scalar(
-        select(func.count()).select_from(TraceEventRow).where(TraceEventRow.investigation_id == inv.id)
-    )
+    n_events = await trace_event_count(session, inv.id)
     feedback = await session.scalars(
         select(FeedbackRow).where(FeedbackRow.investigation_id == inv.id).order_by(FeedbackRow.id)
     )
@@ -269,7 +265,7 @@ async def get_investigation(session: AsyncSession, investigation_id: int) -> Inv
             output_tokens=inv.output_tokens,
             duration_s=inv.duration_s,
             runs=inv.runs,
-            trace_events=n_events or 0,
+            trace_events=n_events,
         ),
         feedback=[_feedback_view(f) for f in feedback],
         urls=links(inv.id),
@@ -277,8 +273,16 @@ async def get_investigation(session: AsyncSession, investigation_id: int) -> Inv
 
 
 async def get_status(session: AsyncSession, investigation_id: int) -> Status | None:
-    """The status of one investigation, or None when it does not exist."""
+    """The status of one investigation, or None when it does not exist (the one status lookup)."""
     return await session.scalar(select(Investigation.status).where(Investigation.id == investigation_id))
+
+
+async def trace_event_count(session: AsyncSession, investigation_id: int) -> int:
+    """How many trace events of one investigation are stored (service rows included)."""
+    n = await session.scalar(
+        select(func.count()).select_from(TraceEventRow).where(TraceEventRow.investigation_id == investigation_id)
+    )
+    return n or 0
 
 
 async def count_investigations(session: AsyncSession) -> Counts:
@@ -466,11 +470,11 @@ async def latest_activity(session: AsyncSession) -> datetime | None:
 
 
 __all__ = (
-    "FINISHED", "DuplicateError", "add_feedback", "add_repository", "append_trace_events", "cancel_requested",
+    "DuplicateError", "FINISHED", "add_feedback", "add_repository", "append_trace_events", "cancel_requested",
     "claim", "claim_next", "count_investigations", "create_investigation", "create_investigations",
-    "create_investigations_sync", "create_rerun", "find_delivery", "finish", "get_investigation",
-    "get_repository", "get_status", "investigation_for_job", "latest_activity", "list_deliveries",
-    "list_investigations", "list_repositories", "mark_commented", "queued_without_job", "record_delivery",
-    "repo_memory", "request_cancel", "requeue_interrupted", "run_number", "run_totals", "set_delivery_investigation",
-    "set_job_id", "trace_events",
+    "create_investigations_sync", "create_rerun", "find_delivery", "finish", "get_investigation", "get_repository",
+    "get_status", "investigation_for_job", "latest_activity", "list_deliveries", "list_investigations",
+    "list_repositories", "mark_commented", "queued_without_job", "record_delivery", "repo_memory", "request_cancel",
+    "requeue_interrupted", "run_number", "run_totals", "set_delivery_investigation", "set_job_id",
+    "trace_event_count", "trace_events",
 )

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_harness.py --limit 12 --explorer offline --explorer scripted
 
-Runs `funnel.investigate` on SWE-bench Lite instances whose tree is already in the shared cache (no
+Runs `funnel.run.loop` on SWE-bench Lite instances whose tree is already in the shared cache (no
 materialization), explorers side by side on the same instances. Gold fields are never read.
 Output: a table on stdout and /work/bench-out/bench_harness.json.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._trees import tree_path  # noqa: E402
-from funnel.investigate import investigate_sync  # noqa: E402
+from funnel import investigate_sync  # noqa: E402
 from schemas.enums import Source  # noqa: E402
 from schemas.report import BugReport  # noqa: E402
 

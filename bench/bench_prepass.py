@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_prepass.py --limit 5
 
 For SWE-bench Lite instances whose tree is in the shared cache: build the repo map (as the harness does), then
-`funnel.prepass.run_prepass` twice (first call: term cache as found; second: warm) and `RepoMap.refocus` alone.
+`funnel.localize.prepass.run_prepass` twice (first call: term cache as found; second: warm) and `RepoMap.refocus` alone.
 Gold fields are never read. Output: a table on stdout and /work/bench-out/bench_prepass.json.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._trees import tree_path  # noqa: E402
-from funnel.prepass import run_prepass  # noqa: E402
+from funnel.localize.prepass import run_prepass  # noqa: E402
 from repomap import build_repo_map  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""How well does `funnel.verify` keep good citations, fix provably misplaced ones and refuse bad ones?
+"""How well does `funnel.report.verify` keep good citations, fix provably misplaced ones and refuse bad ones?
 
 Citations are made from real code of cached benchmark trees (random `def` lines, seeded), then damaged the
 way models damage them: lines shifted, a leading directory dropped, snippets re-indented or copied with line
@@ -17,8 +17,8 @@ import re
 import time
 from pathlib import Path
 
-from funnel.report_md import DraftAffectedFile, ReportDraft
-from funnel.verify import check_claims
+from funnel.report.template import DraftAffectedFile, ReportDraft
+from funnel.report.verify import check_claims
 
 TREES = Path("/work/bench-cache/trees")
 OUT = Path("/work/bench-out/verify_bench.json")

@@ -1,8 +1,28 @@
-"""Errors raised by the funnel, named by whose fault they are."""
+"""Errors raised by the funnel, named by whose fault they are, and the typed stops that end a run.
+
+Errors (`BugsleuthError`): `ToolError` is the model's fixable mistake, `UnrecoverableError` a broken environment,
+`UserError` a programmer's misuse of the API. Stops (`StopRun`): one exception per clause of the stop policy
+(`funnel.run.budget`), raised anywhere (stop check, tools, model wrapper) and caught in ONE place
+(`funnel.run.loop`); each carries the `StopReason` recorded in the diagnosis.
+"""
 
 from __future__ import annotations
 
-__all__ = ("BugsleuthError", "ToolError", "UnrecoverableError", "UserError")
+from schemas.enums import StopReason
+
+__all__ = (
+    "BugsleuthError",
+    "Cancelled",
+    "CostBudgetExceeded",
+    "ModelUnavailable",
+    "NeedsInfo",
+    "RunFailed",
+    "StepBudgetExceeded",
+    "StopRun",
+    "ToolError",
+    "UnrecoverableError",
+    "UserError",
+)
 
 
 class BugsleuthError(Exception):
@@ -33,3 +53,54 @@ class UnrecoverableError(BugsleuthError):
 
 class UserError(BugsleuthError):
     """A programmer used the API wrongly (bad limits, bad arguments); not shown to a model."""
+
+
+class StopRun(Exception):
+    """Ends the run with a reason; `detail` is shown to people."""
+
+    reason: StopReason = StopReason.error
+
+    def __init__(self, detail: str = "") -> None:
+        self.detail = detail
+        super().__init__(detail)
+
+
+class StepBudgetExceeded(StopRun):
+    """Too many model requests, or no progress (the same call again and again)."""
+
+    reason = StopReason.step_budget
+
+
+class CostBudgetExceeded(StopRun):
+    """Too many tokens, too much money, or too much wall-clock time."""
+
+    reason = StopReason.cost_budget
+
+
+class RunFailed(StopRun):
+    """The environment or the model endpoint is broken beyond retrying: the run ends with termination `error`."""
+
+    reason = StopReason.error
+
+
+class ModelUnavailable(RunFailed):
+    """The model endpoint failed (unreachable, refused the request, kept failing, could not be set up).
+
+    Still termination `error`; the harness may rerun with the offline investigator (`Limits.fallback_to_offline`).
+    """
+
+
+class NeedsInfo(StopRun):
+    """Only the reporter can supply what is missing; carries the questions to ask."""
+
+    reason = StopReason.needs_info
+
+    def __init__(self, questions: list[str]) -> None:
+        self.questions = questions
+        super().__init__("the report lacks information only the reporter can give: " + " | ".join(questions))
+
+
+class Cancelled(StopRun):
+    """The caller cancelled the run."""
+
+    reason = StopReason.cancelled

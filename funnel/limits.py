@@ -1,13 +1,68 @@
-"""Limits of one investigation, as plain data: every budget, cap and threshold the harness enforces."""
+"""Limits as plain data: every budget, cap and threshold of an investigation (`Limits`, which holds those of one
+tool call, `ToolLimits`, and of the verifier, `VerifyLimits`)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from funnel.errors import UserError
 
-__all__ = ("Limits",)
+__all__ = ("Limits", "ToolLimits", "VerifyLimits")
+
+
+@dataclass(frozen=True)
+class ToolLimits:
+    """Caps that keep every tool output small and every tool call short. Plain data, set per run."""
+
+    max_output_bytes: int = 24_000
+    """Hard cap on the UTF-8 size of any rendered tool output; the cut is marked explicitly."""
+    read_max_lines: int = 200
+    """Most lines one `read_range` call returns."""
+    max_line_chars: int = 500
+    """Longest line `read_range` shows before cutting it with a `...[truncated]` marker."""
+    search_line_chars: int = 300
+    """Longest line `search` shows (match or context) before cutting it."""
+    search_max_results: int = 200
+    """Ceiling on `max_results` whatever the caller asks for."""
+    search_max_context: int = 10
+    """Ceiling on context lines around each match."""
+    search_timeout_s: float = 10.0
+    """Ceiling on one search's wall time; ripgrep is killed when it runs over."""
+    search_max_read_bytes: int = 64 * 1024 * 1024
+    """Most bytes of ripgrep output read before it is killed (guards against million-line matches)."""
+    list_max_entries: int = 200
+    """Most entries one `list_dir` call shows."""
+    list_max_depth: int = 5
+    """Deepest `list_dir` may go."""
+    symbol_max_results: int = 20
+    """Most definitions one `find_symbol` call shows."""
+    agent_search_context: int = 5
+    """Most context lines a model may ask `search` for (the harness's tool wrapper; `search_max_context` caps
+    every caller)."""
+    agent_list_depth: int = 3
+    """Deepest a model may ask `list_dir` to go (the harness's tool wrapper; `list_max_depth` caps every caller)."""
+
+    def __post_init__(self) -> None:
+        for name, value in self.__dict__.items():
+            if not isinstance(value, int | float) or value <= 0:
+                raise UserError(f"ToolLimits.{name} must be a positive number, got {value!r}")
+
+
+@dataclass(frozen=True)
+class VerifyLimits:
+    """Tolerances and bounds of verification. Plain data."""
+
+    slack_lines: int = 3
+    """How far (in lines) a snippet or symbol may sit outside the cited range and still count as there."""
+    max_candidates: int = 20
+    """Most other files examined when looking for where a misplaced snippet really is."""
+    min_relocate_chars: int = 20
+    """Shortest snippet (non-blank characters) trusted to move a claim to another file."""
+    max_file_bytes: int = 4_000_000
+    """Larger files are not read for snippet checks (the claim is kept on path and range alone)."""
+    search_timeout_s: float = 5.0
+    """Time limit of the ripgrep scan for a misplaced snippet."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,6 +125,10 @@ class Limits:
     """Let the offline ranking use the repository's git history as evidence (files changed by earlier commits whose
     messages resemble the report; nothing later than the investigated commit), when the tree is a git checkout or
     a git directory is given."""
+    tools: ToolLimits = field(default_factory=ToolLimits)
+    """Caps of every tool call of the run (the sandbox's `ToolLimits`; what a model may ask for included)."""
+    verify: VerifyLimits = field(default_factory=VerifyLimits)
+    """Tolerances of the verifier between attempts and of structuring."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -89,7 +148,12 @@ class Limits:
     def from_dict(cls, data: dict[str, Any]) -> Limits:
         """Limits from a dict, ignoring unknown keys (older or newer traces)."""
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        for name, part in (("tools", ToolLimits), ("verify", VerifyLimits)):
+            if isinstance(values.get(name), dict):
+                names = {f.name for f in fields(part)}
+                values[name] = part(**{k: v for k, v in values[name].items() if k in names})
+        return cls(**values)
 
     def with_(self, **changes: Any) -> Limits:
         """A copy with some limits changed."""

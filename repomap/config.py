@@ -73,7 +73,7 @@ DEFAULT_EXCLUDE_FILES: tuple[str, ...] = (
     "Gemfile.lock",
     "go.sum",
     "composer.lock",
-    # secrets: never indexed, so never shown in the map (the same lists make funnel.sandbox.SECRET_GLOBS)
+    # secrets: never indexed, so never shown in the map (the same lists make funnel.tools.sandbox.SECRET_GLOBS)
     *SECRET_FILE_GLOBS,
     *(f"**/{d}/**" for d in SECRET_DIRS),
 )

@@ -9,7 +9,7 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 
 from app.views import InvestigationDetail, InvestigationSummary, Page, RepoView
-from funnel.export import to_markdown
+from funnel.report.export import to_markdown
 from schemas import Status
 
 _WAITING = (Status.queued, Status.running)

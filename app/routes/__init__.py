@@ -1,1 +1,1 @@
-"""HTTP routes, one router per resource (the dashboard's router lives in `app/routes/dashboard.py`)."""
+"""HTTP routes, one router per resource (the dashboard's router lives in `app/dashboard/routes.py`)."""

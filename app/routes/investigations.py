@@ -68,11 +68,12 @@ async def stream_events(
     investigation_id: InvestigationId,
     request: Request,
     runtime: RuntimeDep,
+    session: ReadSessionDep,
     after: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
     last_event_id: Annotated[str | None, Header(max_length=20)] = None,
 ) -> StreamingResponse:
     """Server-sent events: status changes, phase changes and tool calls as they happen."""
-    if await service.status_of(runtime, investigation_id) is None:
+    if await store.get_status(session, investigation_id) is None:
         raise _missing(investigation_id)
     if last_event_id and last_event_id.isdigit():
         after = max(after, int(last_event_id))

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pydantic_ai import exceptions as pai_exc
 from pydantic_ai.messages import ModelMessage, ModelResponse
@@ -14,9 +15,8 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
 from funnel.cancel import CancelToken
-from funnel.errors import UserError
-from funnel.explorers import ExplorerContext
-from funnel.stop import Cancelled, ModelUnavailable, Unrecoverable
+from funnel.errors import Cancelled, ModelUnavailable, RunFailed, UserError
+from funnel.explorers.protocol import ExplorerContext, ExplorerTraits
 
 __all__ = ("ModelExplorer", "RetryingModel", "build_model_from_spec")
 
@@ -57,6 +57,8 @@ class ModelExplorer:
 
     spec: str | Model
     """Model string or model instance."""
+    traits: ClassVar[ExplorerTraits] = ExplorerTraits(prepass=True, offline_fallback=True)
+    """A model gets the lexical pre-pass, and the offline investigator when its endpoint fails."""
 
     def __post_init__(self) -> None:
         self._model = build_model_from_spec(self.spec)  # a bad model string or a missing key fails here, clearly
@@ -96,7 +98,7 @@ class RetryingModel(WrapperModel):
             try:
                 return await self.wrapped.request(messages, model_settings, model_request_parameters)
             except pai_exc.ModelContextWindowExceededError as e:
-                raise Unrecoverable(f"context overflow: the history no longer fits the model ({e})") from e
+                raise RunFailed(f"context overflow: the history no longer fits the model ({e})") from e
             except pai_exc.ModelRequestRejectedError as e:
                 raise ModelUnavailable(f"the model endpoint refused the request: {e}") from e
             except _RETRYABLE as e:

@@ -12,24 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from funnel.cancel import CancelToken
-from funnel.errors import UserError
-from funnel.stop import Cancelled, CostBudgetExceeded, Unrecoverable
+from funnel.errors import Cancelled, CostBudgetExceeded, RunFailed, UserError
+from funnel.explorers.protocol import CommandOutput
 
 __all__ = ("CommandExplorer", "CommandOutput")
 
 _MAX_STDERR = 8000
-
-
-@dataclass(frozen=True)
-class CommandOutput:
-    """What the command produced."""
-
-    stdout: str
-    """The markdown report."""
-    stderr: str
-    """The command's stderr, kept for the trace (tail, capped)."""
-    seconds: float
-    """How long it ran."""
 
 
 @dataclass
@@ -83,7 +71,7 @@ class CommandExplorer:
             raise
         stderr = err.decode("utf-8", "replace")[-_MAX_STDERR:]
         if proc.returncode != 0:
-            raise Unrecoverable(f"command explorer exited with {proc.returncode}: {stderr.strip()[-500:]}")
+            raise RunFailed(f"command explorer exited with {proc.returncode}: {stderr.strip()[-500:]}")
         return CommandOutput(out.decode("utf-8", "replace"), stderr, time.monotonic() - started)
 
 

@@ -14,7 +14,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from funnel.explorers import ExplorerContext
+from funnel.explorers.protocol import ExplorerContext
 from funnel.phases import ControlTool, phase_of_tools
 from schemas.enums import Phase, ToolName
 

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.app.test_dashboard_pages import CRASH_BODY, make_fixture_repo
+from tests.app.dashboard.test_dashboard_pages import CRASH_BODY, make_fixture_repo
 
 TITLE = "mean() crashes with ZeroDivisionError on an empty list"
 """Title of the report every MCP investigation test files."""

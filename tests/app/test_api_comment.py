@@ -23,7 +23,7 @@ from app.comment import (
 )
 from app.config import Settings
 from app.models import Investigation
-from funnel.export import to_markdown
+from funnel.report.export import to_markdown
 from schemas import BugReport, Classification, ClassificationResult, Diagnosis, Source
 from schemas.diagnosis import RejectedClaim
 from tests.app._fake_tracker import fake_tracker

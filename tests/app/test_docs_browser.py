@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.test_dashboard_browser import (  # noqa: F401 - `browser` is a fixture
+from tests.app.dashboard.test_dashboard_browser import (  # noqa: F401 - `browser` is a fixture
     CHROMIUM,
     assert_only_local_requests,
     browser,

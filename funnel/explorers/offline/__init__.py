@@ -11,17 +11,17 @@ from dataclasses import dataclass, field
 
 from pydantic_ai.models.function import FunctionModel
 
-from funnel.explorers import ExplorerContext
-from funnel.explorers.offline.policy import OfflineConfig, OfflinePolicy, build_corpus, rank_report
-from funnel.explorers.offline.rank import Candidate, RankConfig, Ranking
+from funnel.explorers.protocol import ExplorerContext
+from funnel.explorers.offline.policy import OfflineConfig, OfflinePolicy
+from funnel.localize.rank import Candidate, CandidateRanking, RankConfig, build_corpus, rank_report
 from funnel.explorers.offline.writer import WriterConfig
 
 __all__ = (
     "Candidate",
+    "CandidateRanking",
     "OfflineConfig",
     "OfflineExplorer",
     "RankConfig",
-    "Ranking",
     "WriterConfig",
     "build_corpus",
     "rank_report",

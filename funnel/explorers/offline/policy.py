@@ -30,16 +30,18 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo
 
-from funnel.explorers.offline.corpus import Corpus, default_cache_dir
-from funnel.explorers.offline.evidence import Read, parse_read, parse_search_hits, search_terms, symbol_queries
-from funnel.explorers.offline.history import HistoryConfig, HistorySource
-from funnel.explorers.offline.rank import CONTEXT_PARTS, RankConfig, Ranking, rank
+from funnel.localize.corpus import Corpus
+from funnel.localize.evidence import Read, parse_read, parse_search_hits, search_terms, symbol_queries
+from funnel.localize.history import HistoryConfig, HistorySource
+from funnel.localize.rank import CONTEXT_PARTS, CandidateRanking, RankConfig, rank_report
 from funnel.explorers.offline.writer import WriterConfig, plan_citations, write_report
+from funnel.limits import Limits
 from funnel.phases import ControlTool, phase_of_tools
+from repomap import RepoMap
 from repomap.focus import Focus
 from schemas.enums import Phase, ToolName
 
-__all__ = ("OfflineConfig", "OfflinePolicy", "build_corpus", "rank_report")
+__all__ = ("OfflineConfig", "OfflinePolicy")
 
 _log = logging.getLogger(__name__)
 
@@ -66,48 +68,10 @@ class OfflineConfig:
     """Which past commits count as evidence (the signal's weight is `rank.w_history`)."""
 
 
-def _walk(root: Path) -> list[str]:
-    from repomap.walk import walk_files
-
-    try:
-        from repomap.languages import EXTENSIONS
-
-        walked = walk_files(root, extensions=EXTENSIONS)
-    except (ImportError, TypeError):
-        walked = walk_files(root)
-    files = getattr(walked, "files", walked)
-    return [getattr(f, "path", f) if not isinstance(f, str) else f for f in files]
-
-
-def build_corpus(root: Path, repo_map: Any = None, cache_dir: Path | None = None) -> tuple[Corpus, dict[str, float] | None]:
-    """The lexical corpus of a tree (from the repo map's files and definitions when given) and PageRank scores."""
-    cache = cache_dir or default_cache_dir()
-    if repo_map is not None:
-        paths = [f.path for f in repo_map.files]
-        corpus = Corpus.build(root, paths, definitions=repo_map.definitions, cache_dir=cache)
-        return corpus, {f.path: float(f.score) for f in repo_map.files}
-    return Corpus.build(root, [str(p) for p in _walk(root)], cache_dir=cache), None
-
-
-def rank_report(text: str, root: Path, repo_map: Any = None, *, focus: Focus | None = None,
-                config: RankConfig | None = None, cache_dir: Path | None = None,
-                history: HistorySource | None = None,
-                history_config: HistoryConfig | None = None) -> tuple[Ranking, Corpus]:
-    """Rank a tree's files and definitions for a report text (the offline pre-pass, also usable to seed a model),
-    with the past commits of `history` as evidence when given."""
-    config = config or RankConfig()
-    corpus, pagerank = build_corpus(root, repo_map, cache_dir)
-    focus = focus or Focus.from_text(text)
-    past = None
-    if history is not None and config.w_history > 0:
-        past = history.scores(text, cache_dir=cache_dir or default_cache_dir(), config=history_config)
-    return rank(corpus, text, focus, pagerank=pagerank, history=past, config=config), corpus
-
-
 class OfflinePolicy:
     """The FunctionModel function: one deterministic decision per model request."""
 
-    def __init__(self, *, text: str, root: Path, repo_map: Any, focus: Focus | None, limits: Any,
+    def __init__(self, *, text: str, root: Path, repo_map: RepoMap | None, focus: Focus | None, limits: Limits,
                  config: OfflineConfig | None = None, history: HistorySource | None = None) -> None:
         self.text = text
         """The report text (title and body)."""
@@ -123,7 +87,7 @@ class OfflinePolicy:
         """Knobs."""
         self.history = history
         """The repository's history up to the investigated commit, or None."""
-        self.ranking: Ranking | None = None
+        self.ranking: CandidateRanking | None = None
         """Candidates, computed on the first turn."""
         self.corpus: Corpus | None = None
         """The lexical corpus, computed on the first turn."""
@@ -146,7 +110,7 @@ class OfflinePolicy:
                                                         history=self.history, history_config=self.config.history)  # fmt: skip
             except OSError:  # an unreadable tree: investigate with nothing ranked (the run then asks the reporter)
                 _log.warning("offline ranking failed for %s", self.root, exc_info=True)
-                self.ranking, self.corpus = Ranking([], 0.05, {}), Corpus(self.root, [], {})
+                self.ranking, self.corpus = CandidateRanking([], 0.05, {}), Corpus(self.root, [], {})
             self.rank_seconds = time.perf_counter() - started
             budget = max(0, getattr(self.limits, "explore_calls", 8) - 1)
             plan: list[tuple[str, dict[str, Any]]] = []

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from funnel.explorers.offline.corpus import tokenize
-from funnel.explorers.offline.evidence import Read
-from funnel.explorers.offline.rank import Candidate, Ranking, SymbolHit, citation_order, report_title
-from funnel.report_md import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
+from funnel.localize.corpus import tokenize
+from funnel.localize.evidence import Read
+from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol, report_title
+from funnel.localize.citations import citation_order
+from funnel.report.template import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
 from repomap.focus import Focus
 from schemas.enums import Complexity, Risk, Role
 
@@ -53,7 +54,7 @@ class Citation:
     """Lines the evidence points at (frames, messages), quoted first."""
 
 
-def _span_for(hit: SymbolHit | None, cand: Candidate, total_lines: int, config: WriterConfig) -> tuple[int, int]:
+def _span_for(hit: CandidateSymbol | None, cand: Candidate, total_lines: int, config: WriterConfig) -> tuple[int, int]:
     if hit is None:
         line = cand.lines[0] if cand.lines else 1
         return max(1, line - 5), min(max(total_lines, 1), line + 15)
@@ -68,7 +69,7 @@ def _span_for(hit: SymbolHit | None, cand: Candidate, total_lines: int, config: 
     return start, max(start, end)
 
 
-def plan_citations(ranking: Ranking, texts: dict[str, str], config: WriterConfig | None = None) -> list[Citation]:
+def plan_citations(ranking: CandidateRanking, texts: dict[str, str], config: WriterConfig | None = None) -> list[Citation]:
     """The ranked locations to cite, in `rank.citation_order` (by default the prime suspect's best definitions, then
     the best one of each next file)."""
     config = config or WriterConfig()
@@ -142,7 +143,7 @@ def _quote(cite: Citation, reads: list[Read], texts: dict[str, str], config: Wri
 def write_report(
     report_text: str,
     focus: Focus,
-    ranking: Ranking,
+    ranking: CandidateRanking,
     reads: list[Read],
     texts: dict[str, str],
     *,
@@ -181,32 +182,8 @@ def write_report(
         if not weak
         else f"Weak evidence only: “{title}” may involve {where}, but the report gives little to go on."
     )
-    reasons = list(top.reasons)
-    for hit in top.symbols[:1]:
-        reasons.extend(r for r in hit.reasons if r not in reasons and r != "named in the report")
-    explanation_parts = [_lead(prime, top, focus, texts)]
-    if reasons:
-        explanation_parts.append("Evidence tying it to the report: " + "; ".join(reasons[:4]) + ".")
-    else:
-        explanation_parts.append("It is tied to the report only by shared vocabulary (no stack trace, message or named "
-                                 "definition points here).")  # fmt: skip
-    if weak:
-        explanation_parts.append("This is a lead to check, not an established cause.")
-    evidence = []
-    for n, cite in enumerate(cites[:4]):
-        s, f = quotes[n]
-        if s and f is not None:
-            shown = s.split("\n")
-            at = next((ln for ln in cite.focus_lines if f <= ln < f + len(shown)), f)
-            line = shown[at - f].strip()
-            f = at
-            evidence.append(f"`{cite.path}:{f}`" + (f" in `{cite.symbol}`" if cite.symbol else "") + f": `{line[:100]}`")
-    for pattern, hits in list(searched.items())[:2]:
-        if hits:
-            files = sorted({p for p, _ in hits})
-            evidence.append(f"Searching for “{pattern[:60]}” matched {len(hits)} line(s) in {', '.join(f'`{p}`' for p in files[:3])}.")
-        else:
-            evidence.append(f"Searching for “{pattern[:60]}” found no match in the repository.")
+    explanation_parts = _explanation(prime, top, focus, texts, weak=weak)
+    evidence = _evidence(cites, quotes, searched)
     changes = [
         DraftChange(
             path=prime.path,
@@ -232,6 +209,43 @@ def write_report(
         open_questions=_questions(focus) if weak else [],
     )
     return render_report(draft)
+
+
+def _explanation(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str], *, weak: bool) -> list[str]:
+    """The root cause's sentences: the lead, the evidence tying it to the report, and a caveat when weak."""
+    reasons = list(top.reasons)
+    for hit in top.symbols[:1]:
+        reasons.extend(r for r in hit.reasons if r not in reasons and r != "named in the report")
+    explanation_parts = [_lead(prime, top, focus, texts)]
+    if reasons:
+        explanation_parts.append("Evidence tying it to the report: " + "; ".join(reasons[:4]) + ".")
+    else:
+        explanation_parts.append("It is tied to the report only by shared vocabulary (no stack trace, message or named "
+                                 "definition points here).")  # fmt: skip
+    if weak:
+        explanation_parts.append("This is a lead to check, not an established cause.")
+    return explanation_parts
+
+
+def _evidence(cites: list[Citation], quotes: dict[int, tuple[str, int | None]],
+              searched: dict[str, list[tuple[str, int]]]) -> list[str]:
+    """The root cause's evidence bullets: the quoted lines of the first citations, then what the searches found."""
+    evidence = []
+    for n, cite in enumerate(cites[:4]):
+        s, f = quotes[n]
+        if s and f is not None:
+            shown = s.split("\n")
+            at = next((ln for ln in cite.focus_lines if f <= ln < f + len(shown)), f)
+            line = shown[at - f].strip()
+            f = at
+            evidence.append(f"`{cite.path}:{f}`" + (f" in `{cite.symbol}`" if cite.symbol else "") + f": `{line[:100]}`")
+    for pattern, hits in list(searched.items())[:2]:
+        if hits:
+            files = sorted({p for p, _ in hits})
+            evidence.append(f"Searching for “{pattern[:60]}” matched {len(hits)} line(s) in {', '.join(f'`{p}`' for p in files[:3])}.")
+        else:
+            evidence.append(f"Searching for “{pattern[:60]}” found no match in the repository.")
+    return evidence
 
 
 def _questions(focus: Focus, *, none_found: bool = False) -> list[str]:

@@ -1,0 +1,398 @@
+"""What the dashboard templates show, computed from stored rows: plain dataclasses, no I/O except reading excerpts.
+
+Templates stay dumb: they loop over these and print fields (Jinja2 autoescapes every one of them).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from markupsafe import Markup
+
+from app.dashboard.charts import Bar, Point, bar_chart, histogram, line_chart
+from app.dashboard.highlight import highlight_lines
+from schemas.enums import Feedback, Phase, Status, ToolName
+
+TERMINAL = frozenset({Status.done, Status.failed, Status.cancelled, Status.skipped})
+"""Statuses after which nothing more happens to an investigation."""
+EXCERPT_CONTEXT = 3
+"""Lines shown before and after a cited range."""
+EXCERPT_MAX_LINES = 80
+"""Longest excerpt shown for one citation."""
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _value(x: Any) -> str:
+    return str(getattr(x, "value", x)) if x is not None else ""
+
+
+def duration_text(seconds: float | None) -> str:
+    """`1.4 s`, `2 min 05 s`, or an empty string when unknown."""
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {secs:02d} s"
+
+
+def when_text(ts: datetime | None) -> str:
+    """A UTC timestamp as `2026-11-30 07:41 UTC`."""
+    if ts is None:
+        return ""
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=timezone.utc)
+    return ts.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+# ---------------------------------------------------------------------------------------------- the list page
+
+
+@dataclass
+class Row:
+    """One line of the investigations table."""
+
+    id: int
+    title: str
+    repo: str
+    status: str
+    classification: str
+    top_file: str
+    confidence: float | None
+    tool_calls: int
+    duration: str
+    termination: str
+    created: str
+
+
+def row_of_summary(item: Any) -> Row:
+    """The table row of one investigation summary (`app.views.InvestigationSummary`)."""
+    return Row(
+        id=item.id,
+        title=(item.title or "").strip() or "(untitled)",
+        repo=item.repo or "",
+        status=_value(item.status),
+        classification=_value(item.classification),
+        top_file=item.prime_suspect or "",
+        confidence=item.confidence,
+        tool_calls=item.tool_calls or 0,
+        duration=duration_text(item.duration_s),
+        termination=_value(item.termination),
+        created=when_text(item.created_at),
+    )
+
+
+def first_line(text: str | None) -> str:
+    """The first non-blank line of a text, cut to 120 characters ('' for none)."""
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()[:120]
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------- excerpts and links
+
+
+@dataclass
+class CodeLine:
+    """One line of a shown excerpt."""
+
+    number: int
+    html: Markup
+    cited: bool
+
+
+@dataclass
+class Citation:
+    """One affected file with its excerpt and web link."""
+
+    path: str
+    line_start: int
+    line_end: int
+    symbol: str | None
+    role: str
+    evidence: str
+    lines: list[CodeLine]
+    url: str | None
+    from_repository: bool
+    """True when the excerpt was read from the repository; False when it is the quoted evidence only."""
+
+
+def web_url(location: str | None, commit: str | None, path: str, start: int, end: int) -> str | None:
+    """A link to the lines at that commit on GitHub or GitLab, when the repository location is such a URL."""
+    if not location or not commit or not re.fullmatch(r"[0-9a-fA-F]{7,64}", commit):
+        return None
+    m = re.match(r"^(?:https?://|ssh://git@|git@)(github\.com|gitlab\.com)[/:]([^\s?#]+?)(?:\.git)?/?$", location.strip())
+    if not m:
+        return None
+    host, slug = m.groups()
+    safe_path = quote(path, safe="/")
+    if host == "github.com":
+        anchor = f"#L{start}" + (f"-L{end}" if end != start else "")
+        return f"https://github.com/{slug}/blob/{commit}/{safe_path}{anchor}"
+    anchor = f"#L{start}" + (f"-{end}" if end != start else "")
+    return f"https://gitlab.com/{slug}/-/blob/{commit}/{safe_path}{anchor}"
+
+
+def read_source(location: str | None, commit: str | None, path: str, trees: Sequence[Path] = ()) -> str | None:
+    """The text of `path` at `commit`, from a materialized tree or the local git repository; None when unavailable."""
+    if ".." in Path(path).parts or path.startswith("/"):
+        return None
+    for tree in trees:
+        candidate = tree / path
+        try:
+            if candidate.resolve().is_relative_to(tree.resolve()) and candidate.is_file():
+                return candidate.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    if location and commit and Path(location).is_dir() and re.fullmatch(r"[0-9a-fA-F]{7,64}", commit):
+        try:
+            done = subprocess.run(
+                ["git", "-C", location, "show", f"{commit}:{path}"],
+                capture_output=True,
+                timeout=5,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if done.returncode == 0 and b"\0" not in done.stdout[:8192]:
+            return done.stdout.decode("utf-8", errors="replace")
+    return None
+
+
+def citation_of(item: Any, source: str | None, url: str | None) -> Citation:
+    """An affected file with the cited lines (plus context) highlighted, or its quoted evidence when unreadable."""
+    start, end = item.line_start, item.line_end
+    lines: list[CodeLine] = []
+    if source is not None:
+        all_lines = source.split("\n")
+        first = max(1, start - EXCERPT_CONTEXT)
+        last = min(len(all_lines), end + EXCERPT_CONTEXT, first + EXCERPT_MAX_LINES - 1)
+        if first <= last:
+            shown = highlight_lines("\n".join(all_lines[first - 1 : last]), item.path)
+            lines = [CodeLine(first + k, html, start <= first + k <= end) for k, html in enumerate(shown)]
+    from_repository = bool(lines)
+    if not lines and item.evidence:
+        shown = highlight_lines(item.evidence.rstrip("\n"), item.path)[:EXCERPT_MAX_LINES]
+        lines = [CodeLine(start + k, html, True) for k, html in enumerate(shown)]
+    return Citation(
+        path=item.path,
+        line_start=start,
+        line_end=end,
+        symbol=item.symbol,
+        role=_value(item.role),
+        evidence=item.evidence,
+        lines=lines,
+        url=url,
+        from_repository=from_repository,
+    )
+
+
+# ---------------------------------------------------------------------------------------------- the timeline
+
+
+@dataclass
+class Step:
+    """One trace event as the timeline shows it."""
+
+    kind: str
+    phase: str
+    title: str
+    detail: str = ""
+    args: str = ""
+    preview: str = ""
+    latency: str = ""
+    tokens: str = ""
+    error: str = ""
+    attempt: int = 1
+    ts: str = ""
+
+
+@dataclass
+class PhaseGroup:
+    """The consecutive steps of one phase within one attempt."""
+
+    phase: str
+    attempt: int
+    steps: list[Step] = field(default_factory=list)
+    tool_calls: int = 0
+
+
+@dataclass
+class Timeline:
+    """The funnel as it ran: phases in order, each with its steps, and how it stopped."""
+
+    groups: list[PhaseGroup]
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    stop: Step | None
+    count: int
+
+
+def _args_text(args: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in args.items())
+
+
+def step_of(event: dict[str, Any]) -> Step:
+    """One stored trace event (its JSON data) as a timeline step."""
+    kind = str(event.get("kind", "?"))
+    phase = str(event.get("phase", Phase.explore.value))
+    ts = str(event.get("ts", ""))[11:19]
+    attempt = int(event.get("attempt", 1) or 1)
+    step = Step(kind=kind, phase=phase, title=kind.replace("_", " "), attempt=attempt, ts=ts)
+    step.detail = str(event.get("detail") or "")
+    if kind == "tool_call":
+        step.title = str(event.get("tool", "?"))
+        step.args = _args_text(event.get("args") or {})
+        step.preview = str(event.get("result_preview", ""))
+        step.latency = f"{float(event.get('latency_ms') or 0):.0f} ms"
+        step.error = str(event.get("error") or "")
+        step.detail = f"{event.get('result_chars', 0)} chars returned"
+    elif kind == "request":
+        step.title = "model request"
+        step.latency = f"{float(event.get('latency_ms') or 0):.0f} ms"
+        step.tokens = f"{event.get('input_tokens', 0)} in / {event.get('output_tokens', 0)} out"
+        if event.get("cached_tokens"):
+            step.tokens += f" ({event['cached_tokens']} cached)"
+        step.detail = f"finish: {event.get('finish_reason')}" if event.get("finish_reason") else ""
+    elif kind == "phase_change":
+        step.title = f"{event.get('from_phase')} → {event.get('to_phase')}"
+        step.detail = ("forced: " if event.get("forced") else "") + str(event.get("reason", ""))
+    elif kind == "verify":
+        step.title = "verification passed" if event.get("ok") else "verification failed"
+        step.detail = "; ".join(event.get("findings") or [])
+    elif kind == "stop":
+        step.title = f"stopped: {event.get('reason')}"
+        step.detail = str(event.get("detail", ""))
+    elif kind == "status":
+        step.title = f"status: {event.get('status', '?')}"
+        step.detail = str(event.get("detail") or event.get("error") or event.get("note") or "")
+    elif kind == "start":
+        step.title = f"started with {event.get('explorer', '?')}"
+        step.detail = f"commit {event['commit']}" if event.get("commit") else ""
+    return step
+
+
+_TOOLS = frozenset(t.value for t in ToolName)
+_PHASE_ORDER = {p.value: i for i, p in enumerate(Phase)}
+
+
+def _order(phase: str) -> int:
+    return _PHASE_ORDER.get(phase, 0)
+
+
+def timeline_of(events: Iterable[dict[str, Any]]) -> Timeline:
+    """Group stored trace events by (attempt, phase) in the order they happened."""
+    groups: list[PhaseGroup] = []
+    tool_calls = input_tokens = output_tokens = count = 0
+    stop: Step | None = None
+    for event in events:
+        count += 1
+        step = step_of(event)
+        if step.kind == "stop":
+            stop = step
+        if step.kind == "tool_call" and step.title not in _TOOLS:
+            step.kind = "control"  # begin_deep_dive, finish_deep_dive, request_info: the funnel's own controls
+        if step.kind == "tool_call":
+            tool_calls += 1
+        if step.kind == "request":
+            input_tokens += int(event.get("input_tokens") or 0)
+            output_tokens += int(event.get("output_tokens") or 0)
+        if step.kind == "phase_change":
+            step.phase = str(event.get("to_phase", step.phase))
+        elif "phase" not in event and groups:  # service events (status) belong to whatever phase is current
+            step.phase, step.attempt = groups[-1].phase, groups[-1].attempt
+        elif groups and groups[-1].attempt == step.attempt and _order(step.phase) < _order(groups[-1].phase):
+            step.phase = groups[-1].phase  # phases never go back: a late event of the phase just left stays here
+        if not groups or groups[-1].phase != step.phase or groups[-1].attempt != step.attempt:
+            groups.append(PhaseGroup(phase=step.phase, attempt=step.attempt))
+        groups[-1].steps.append(step)
+        if step.kind == "tool_call":
+            groups[-1].tool_calls += 1
+    return Timeline(groups, tool_calls, input_tokens, output_tokens, stop, count)
+
+
+# ---------------------------------------------------------------------------------------------- stats
+
+
+@dataclass
+class Stats:
+    """The charts of the stats page, with the numbers behind them for the tables."""
+
+    total: int
+    by_status: list[tuple[str, int]]
+    tool_calls_chart: Markup
+    tool_calls_bars: list[Bar]
+    duration_chart: Markup
+    duration_bars: list[Bar]
+    termination_chart: Markup
+    termination_bars: list[Bar]
+    accuracy_chart: Markup
+    accuracy_points: list[Point]
+    feedback_total: int
+    figures: list[tuple[str, str]] = field(default_factory=list)
+    """Headline numbers: (label, value)."""
+
+
+def _median(values: Sequence[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def stats_of(investigations: Sequence[Any], feedback: Sequence[Any]) -> Stats:
+    """Charts over all investigations and all feedback."""
+    finished = [i for i in investigations if _value(_get(i, "status")) in (Status.done, Status.failed, Status.cancelled)]
+    calls = [int(_get(i, "tool_calls") or 0) for i in finished]
+    durations = [float(d) for i in finished if (d := _get(i, "duration_s")) is not None]
+    terminations = Counter(_value(_get(i, "termination")) or "unknown" for i in finished)
+    statuses = Counter(_value(_get(i, "status")) for i in investigations)
+    tool_bars = histogram(calls, bins=12, integer=True)
+    duration_bars = histogram(durations, bins=10)
+    termination_bars = [Bar(reason, n, css=f"stop-{reason}") for reason, n in sorted(terminations.items())]
+    per_day: dict[str, list[float]] = defaultdict(list)
+    score = {Feedback.correct: 1.0, Feedback.partly: 0.5, Feedback.wrong: 0.0}
+    for fb in feedback:
+        created = _get(fb, "created_at")
+        day = created.strftime("%m-%d") if created else "?"
+        per_day[day].append(score.get(Feedback(_value(_get(fb, "verdict"))), 0.0))
+    points = [Point(day, sum(v) / len(v), note=f"{len(v)} verdicts") for day, v in sorted(per_day.items())]
+    all_scores = [x for v in per_day.values() for x in v]
+    median_calls, median_duration = _median(calls), _median(durations)
+    figures = [
+        ("Investigations", str(len(investigations))),
+        ("Finished", str(len(finished))),
+        ("Median tool calls", f"{median_calls:g}" if median_calls is not None else "—"),
+        ("Median duration", duration_text(median_duration) or "—"),
+        ("Feedback accuracy", f"{100 * sum(all_scores) / len(all_scores):.0f}%" if all_scores else "—"),
+    ]
+    return Stats(
+        total=len(investigations),
+        by_status=sorted(statuses.items()),
+        tool_calls_chart=bar_chart("chart-tools", "Tool calls per investigation", tool_bars, unit=" investigations"),
+        tool_calls_bars=tool_bars,
+        duration_chart=bar_chart("chart-duration", "Investigation duration (seconds)", duration_bars, unit=" investigations"),
+        duration_bars=duration_bars,
+        termination_chart=bar_chart("chart-stop", "Termination reasons", termination_bars, unit=" investigations"),
+        termination_bars=termination_bars,
+        accuracy_chart=line_chart("chart-accuracy", "Feedback accuracy per day (correct = 1, partly = ½)", points),
+        accuracy_points=points,
+        feedback_total=len(feedback),
+        figures=figures,
+    )

@@ -1,0 +1,260 @@
+"""Ranking candidate files and symbols for a report: BM25 over files and symbols fused with report evidence.
+
+Every signal is generic: lexical similarity (BM25 over path + code, and over each definition), the repo
+map's PageRank, stack frames resolved into the repository, definitions named in the report, modules
+imported in the report's code, paths and literal messages quoted in the report. Test, doc and example
+files are down-weighted by path pattern, generated files by their generator's mark, vendored copies of other
+projects by their directory. Order-only lifts (title words in paths and siblings from `pathterms`, the title's own
+BM25, definitions the title names) then reorder the files after the first.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from funnel.localize.candidates import (
+    CONTEXT_PARTS,
+    Candidate,
+    CandidateRanking,
+    CandidateSymbol,
+    RankConfig,
+    report_title,
+)
+from funnel.localize.corpus import Corpus, SymbolSpan, count_terms, default_cache_dir, tokenize
+from funnel.localize.history import HistoryConfig, HistorySource
+from funnel.localize.pathterms import path_term_scores, sibling_scores
+from funnel.localize.signals import SIGNALS, Evidence, Report, is_code, is_doc, is_prose_word, is_test, path_factor
+from repomap import RepoMap
+from repomap.focus import Focus, strip_frames
+from repomap.languages import EXTENSIONS
+from repomap.walk import walk_files
+
+__all__ = ("CONTEXT_PARTS", "Candidate", "CandidateRanking", "CandidateSymbol", "RankConfig", "build_corpus", "rank",
+           "rank_report", "report_title")
+
+
+def _query(text: str, focus: Focus, config: RankConfig) -> dict[str, float]:
+    weights: dict[str, float] = {}
+    if config.strip_frame_lines and focus.frames:
+        # Frame lines would lend every printed file the same lexical weight; the frames are scored on their own.
+        text = strip_frames(text)
+    for term, n in count_terms(text).items():
+        weights[term] = 1.0 + math.log(n)
+    for term in set(tokenize(report_title(text))):
+        weights[term] = weights.get(term, 1.0) * config.title_term_weight
+    code_terms = set(tokenize(" ".join(focus.code_identifiers)))
+    for term in code_terms:
+        if term in weights:
+            weights[term] *= config.code_term_weight
+    return weights
+
+
+def _bm25(docs: list[dict[str, int]], lengths: list[int], query: dict[str, float], idf_docs: list[dict[str, int]] | None, k1: float, b: float) -> list[float]:
+    n = len(docs)
+    if not n:
+        return []
+    avg = sum(lengths) / n or 1.0
+    base = idf_docs if idf_docs is not None else docs
+    nb = len(base)
+    scores = [0.0] * n
+    norms = [k1 * (1 - b + b * length / avg) for length in lengths]
+    for term, qw in query.items():
+        df = sum(1 for d in base if term in d)
+        if not df:
+            continue
+        idf = math.log(1 + (nb - df + 0.5) / (df + 0.5))
+        w = qw * idf
+        for i, d in enumerate(docs):
+            tf = d.get(term)
+            if tf:
+                scores[i] += w * tf * (k1 + 1) / (tf + norms[i])
+    return scores
+
+
+def rank(
+    corpus: Corpus,
+    text: str,
+    focus: Focus | None = None,
+    *,
+    pagerank: Mapping[str, float] | None = None,
+    history: Mapping[str, float] | None = None,
+    config: RankConfig | None = None,
+) -> CandidateRanking:
+    """Rank the corpus' files (and their symbols) for a report text: file BM25, then every evidence signal of
+    `SIGNALS` with its weight, definition BM25, the path factors, the order-only lifts and each top file's best
+    definitions."""
+    config = config or RankConfig()
+    focus = focus or Focus.from_text(text)
+    docs = corpus.docs
+    if not docs:
+        return CandidateRanking([], 0.0, {}, config)
+    query = _query(text, focus, config)
+    file_scores = _bm25([d.terms for d in docs], [d.length for d in docs], query, None, config.k1, config.b)
+    best_file = max(file_scores) or 1.0
+    ev = Evidence(corpus, [{"file": config.w_file * s / best_file} for s in file_scores])
+    report = Report(text, focus, pagerank, history)
+    for signal, weight in SIGNALS:
+        signal(ev, report, getattr(config, weight), config)
+    per_file_syms = _symbol_scores(ev, query, config)
+    candidates: list[Candidate] = []
+    for i, d in enumerate(docs):
+        score = sum(ev.parts[i].values()) * path_factor(d.path, config, corpus)
+        candidates.append(Candidate(path=d.path, score=score, parts=ev.parts[i], lines=ev.lines[i], reasons=ev.reasons[i]))
+    candidates.sort(key=lambda c: (-c.score, c.path))
+    if config.w_title_path > 0 or config.w_sibling > 0 or config.w_title_bm25 > 0 or config.w_title_def > 0:
+        _lift(corpus, candidates, config, text, ev.names)
+    for cand in candidates[: config.detailed]:
+        i = corpus.by_path[cand.path]
+        spans = docs[i].symbols
+        syms = _prefer_members(spans, sorted(per_file_syms.get(i, []), key=lambda x: -x[0]))[: config.symbols_kept]
+        cand.symbols = [CandidateSymbol(spans[j], s, ev.sym_reasons.get((i, j), [])) for s, j in syms]
+    return CandidateRanking(candidates, _confidence(candidates), query, config)
+
+
+def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) -> dict[int, list[tuple[float, int]]]:
+    """Definition-level BM25 over a pool of promising files (sets each file's `symbol` part): per file, (score +
+    evidence bonus, symbol index) of its definitions, and every definition the evidence pointed into."""
+    docs, parts, sym_bonus = ev.docs, ev.parts, ev.sym_bonus
+    pre = [sum(p.values()) for p in parts]
+    pool = sorted(range(len(docs)), key=lambda i: -pre[i])[: config.symbol_pool]
+    sym_index: list[tuple[int, int]] = [(i, j) for i in pool for j in range(len(docs[i].symbols))]
+    sym_docs = [docs[i].symbol_terms[j] for i, j in sym_index]
+    sym_scores = _bm25(sym_docs, [sum(d.values()) for d in sym_docs], query, [d.terms for d in docs], config.k1, config.b)
+    best_sym = max(sym_scores, default=0.0) or 1.0
+    per_file_syms: dict[int, list[tuple[float, int]]] = {}
+    for (i, j), s in zip(sym_index, sym_scores):
+        norm = s / best_sym
+        per_file_syms.setdefault(i, []).append((norm + sym_bonus.get((i, j), 0.0), j))
+        if config.w_symbol * norm > parts[i].get("symbol", 0.0):
+            parts[i]["symbol"] = config.w_symbol * norm
+    for (i, j), bonus in sym_bonus.items():
+        if i not in per_file_syms or all(jj != j for _, jj in per_file_syms[i]):
+            per_file_syms.setdefault(i, []).append((bonus, j))
+    return per_file_syms
+
+
+def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text: str,
+          names: Mapping[str, list[tuple[int, int]]]) -> None:
+    """Order-only lifts (title words in the path, siblings of the leading files, the title's own BM25, definitions
+    the title names), recorded in `Candidate.lift`."""
+    ranked = [(c.path, c.score) for c in candidates[: config.lift_pool]]
+    pool = {path for path, _ in ranked}
+    title = report_title(text)
+    signals = []
+    if config.w_title_path > 0:
+        shares = path_term_scores(list(corpus.by_path), title, pool)
+        signals.append(("title_path", config.w_title_path, shares, "its name or directory is in the title"))
+    if config.w_sibling > 0:
+        foreign = corpus.generated | corpus.vendored
+        shares = sibling_scores(ranked, pool, top=config.lift_top,
+                                is_code=lambda p: is_code(p) and p not in foreign)
+        signals.append(("sibling", config.w_sibling, shares, "in the directory of a leading suspect"))
+    if config.w_title_bm25 > 0:
+        signals.append(("title_bm25", config.w_title_bm25, _title_bm25(corpus, title, pool, config),
+                        "its terms match the title's"))
+    if config.w_title_def > 0:
+        signals.append(("title_def", config.w_title_def, _title_definitions(corpus, title, names, pool),
+                        "defines a name the title writes"))
+    start = 1 if config.lift_keep_first else 0
+    for key, weight, shares, why in signals:
+        for cand in candidates[start:]:
+            share = shares.get(cand.path)
+            if share:
+                value = weight * share * path_factor(cand.path, config, corpus)
+                cand.parts[key] = weight * share
+                cand.score += value
+                cand.lift += value
+                cand.reasons.append(why)
+    candidates[start:] = sorted(candidates[start:], key=lambda c: (-c.score, c.path))
+
+
+def _title_bm25(corpus: Corpus, title: str, pool: set[str], config: RankConfig) -> dict[str, float]:
+    """BM25 of each file of `pool` for the title's terms alone, relative to the best file of the corpus (0..1)."""
+    query = dict.fromkeys(tokenize(title), 1.0)
+    docs = corpus.docs
+    scores = _bm25([d.terms for d in docs], [d.length for d in docs], query, None, config.k1, config.b)
+    best = max(scores, default=0.0) or 1.0
+    return {d.path: s / best for d, s in zip(docs, scores) if s > 0 and d.path in pool}
+
+
+def _title_definitions(corpus: Corpus, title: str, names: Mapping[str, list[tuple[int, int]]],
+                       pool: set[str]) -> dict[str, float]:
+    """Files of `pool` defining a name the title writes as code, when at most three code files define it: each
+    name counts 1 / the files defining it, capped at 1 per file."""
+    shares: dict[str, float] = {}
+    for word in set(re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", title)):
+        if is_prose_word(word):
+            continue
+        files = {corpus.docs[i].path for i, _ in names.get(word, ())}
+        files = {p for p in files if is_code(p)}
+        if 0 < len(files) <= 3:
+            for p in files & pool:
+                shares[p] = min(1.0, shares.get(p, 0.0) + 1.0 / len(files))
+    return shares
+
+
+def _prefer_members(spans: list[SymbolSpan], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:
+    """Replace a class by its best-scoring member: citing `A.b` also names `A`, citing `A` names no member."""
+    by_score = {j: sc for sc, j in scored}
+    out: list[tuple[float, int]] = []
+    used: set[int] = set()
+    for sc, j in scored:
+        if j in used:
+            continue
+        span = spans[j]
+        prefix = span.qualname + "."
+        members = [k for k, o in enumerate(spans) if o.qualname.startswith(prefix) and o.qualname.count(".") == span.qualname.count(".") + 1
+                   and span.start_line <= o.start_line <= span.end_line and k not in used]
+        if members:
+            best = max(members, key=lambda k: (by_score.get(k, -1.0), -spans[k].start_line))
+            used.add(best)
+            out.append((sc, best))
+        else:
+            used.add(j)
+            out.append((sc, j))
+    return out
+
+
+def _confidence(candidates: list[Candidate]) -> float:
+    if not candidates or not any(v > 0 for k, v in candidates[0].parts.items() if k != "pagerank"):
+        return 0.05
+    top = candidates[0]
+    # order-only lifts (`Candidate.lift`) say nothing about how clearly the evidence points at one file
+    second = max((c.score - c.lift for c in candidates[1:]), default=0.0)
+    margin = (top.score - top.lift - second) / ((top.score - top.lift) or 1.0)
+    direct = sum(1 for k in ("frame", "message", "path", "mention", "constant") if top.parts.get(k))
+    conf = 0.2 + 0.45 * margin + 0.1 * direct
+    return round(max(0.05, min(0.9, conf)), 2)
+
+
+def _walk(root: Path) -> list[str]:
+    return [f.path for f in walk_files(root, extensions=EXTENSIONS).files]
+
+
+def build_corpus(root: Path, repo_map: RepoMap | None = None,
+                 cache_dir: Path | None = None) -> tuple[Corpus, dict[str, float] | None]:
+    """The lexical corpus of a tree (from the repo map's files and definitions when given) and PageRank scores."""
+    cache = cache_dir or default_cache_dir()
+    if repo_map is not None:
+        paths = [f.path for f in repo_map.files]
+        corpus = Corpus.build(root, paths, definitions=repo_map.definitions, cache_dir=cache)
+        return corpus, {f.path: float(f.score) for f in repo_map.files}
+    return Corpus.build(root, [str(p) for p in _walk(root)], cache_dir=cache), None
+
+
+def rank_report(text: str, root: Path, repo_map: RepoMap | None = None, *, focus: Focus | None = None,
+                config: RankConfig | None = None, cache_dir: Path | None = None,
+                history: HistorySource | None = None,
+                history_config: HistoryConfig | None = None) -> tuple[CandidateRanking, Corpus]:
+    """Rank a tree's files and definitions for a report text (the offline pre-pass, also usable to seed a model),
+    with the past commits of `history` as evidence when given."""
+    config = config or RankConfig()
+    corpus, pagerank = build_corpus(root, repo_map, cache_dir)
+    focus = focus or Focus.from_text(text)
+    past = None
+    if history is not None and config.w_history > 0:
+        past = history.scores(text, cache_dir=cache_dir or default_cache_dir(), config=history_config)
+    return rank(corpus, text, focus, pagerank=pagerank, history=past, config=config), corpus

@@ -1,0 +1,94 @@
+"""`RunState`: everything the harness knows about a run in progress (the agent's `deps`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from funnel.cancel import CancelToken
+from funnel.limits import Limits
+from funnel.phases import PHASE_ORDER
+from funnel.report.verify import VerifyResult
+from funnel.run.budget import phase_budget
+from funnel.run.hooks import Hooks, PhaseChange
+from funnel.run.meter import Meter
+from funnel.run.trace import TraceWriter
+from funnel.tools.sandbox import Sandbox
+from repomap import SymbolIndex
+from schemas.enums import Phase
+from schemas.trace import PhaseChangeEvent
+
+__all__ = ("RunState",)
+
+
+@dataclass(kw_only=True)
+class RunState:
+    """Everything the funnel knows about a run in progress; the agent's `deps`."""
+
+    limits: Limits
+    """Budgets in force."""
+    root: Path
+    """Repository root."""
+    sandbox: Sandbox | None
+    """The sandbox the tools read through (set once the explorer context is built)."""
+    index: SymbolIndex | None = None
+    """`repomap.SymbolIndex` for `find_symbol`, or None."""
+    cancel: CancelToken = field(default_factory=CancelToken)
+    """Cancellation flag (also passed to tool subprocesses)."""
+    hooks: Hooks = field(default_factory=Hooks)
+    """Hooks run after tool calls and at phase changes."""
+    tracer: TraceWriter = field(default_factory=TraceWriter)
+    """Where events go."""
+    meter: Meter = field(default_factory=Meter)
+    """Token, money and call counters."""
+    deadline: float = float("inf")
+    """`time.monotonic()` value at which the wall-clock timeout trips."""
+    phase: Phase = Phase.explore
+    """Current phase."""
+    attempt: int = 1
+    """Current verification attempt (1-based)."""
+    iterations: int = 0
+    """Model requests made so far (whole run)."""
+    phase_calls: int = 0
+    """Budgeted tool calls made in the current phase."""
+    tool_calls_total: int = 0
+    """Every tool call of the run, refusals and control tools included (the hard cap counts these)."""
+    consecutive_tool_errors: int = 0
+    """Failed tool calls in a row."""
+    last_tool_error: str = ""
+    """Text of the last failed tool call."""
+    seen: Counter[str] = field(default_factory=Counter)
+    """How often each (tool, arguments) pair was asked for."""
+    suspects: list[str] = field(default_factory=list)
+    """Suspects named by `begin_deep_dive`, in order."""
+    questions: list[str] = field(default_factory=list)
+    """Questions for the reporter (`request_info`)."""
+    reads: list[tuple[str, int, int]] = field(default_factory=list)
+    """Ranges read successfully: (path, first line, last line)."""
+    wrap_up: str | None = None
+    """Why the harness forced the output phase, shown in the instructions."""
+    last_markdown: str = ""
+    """The last report the explorer wrote (kept for the partial result when a later attempt stops early)."""
+    last_verdict: tuple[str, VerifyResult] | None = None
+    """(report, verdict) of the last report verified, so structuring does not check
+    the same claims a second time."""
+
+    def emit(self, event_type: type[Any], **fields: Any) -> None:
+        """Emit a trace event stamped with the current attempt, iteration and phase."""
+        fields.setdefault("phase", self.phase)
+        self.tracer.emit(event_type(attempt=self.attempt, iteration=self.iterations, **fields))
+
+    def budget(self, phase: Phase | None = None) -> int:
+        """Budgeted tool calls allowed in a phase (`funnel.run.budget.phase_budget`)."""
+        return phase_budget(self.limits, phase or self.phase)
+
+    def move_to(self, phase: Phase, *, forced: bool, reason: str) -> str:
+        """Move the funnel forward (never back); returns what the phase hooks say ('' when silent)."""
+        if PHASE_ORDER.index(phase) <= PHASE_ORDER.index(self.phase):
+            return ""
+        old, self.phase, self.phase_calls = self.phase, phase, 0
+        self.emit(PhaseChangeEvent, phase=phase, from_phase=old, to_phase=phase, forced=forced, reason=reason)
+        change = PhaseChange(old, phase, forced, tuple(self.suspects), self.budget(phase), reason)
+        return self.hooks.run_phase_hooks(change)

@@ -1,0 +1,79 @@
+"""The house rules of `funnel/`, checked on the source: small functions and files, imports at module level
+(a lazy one says why in a `# lazy:` comment), and imports going one way between the rooms."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+FUNNEL = Path(__file__).resolve().parents[2] / "funnel"
+MAX_FUNCTION_LINES = 80
+MAX_FILE_LINES = 400
+LAYERS = {"errors": 0, "limits": 0, "cancel": 0, "phases": 0, "tools": 1, "localize": 2, "report": 3, "explorers": 4, "run": 5}
+"""`errors`/`limits`/`cancel`/`phases` <- `tools` <- `localize` <- `report` <- `explorers` <- `run`."""
+
+SOURCES = sorted(FUNNEL.rglob("*.py"))
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "funnel" else None
+
+
+def _functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def _module_imports(tree: ast.Module) -> list[str]:
+    """Modules imported at run time at module level (not under `if TYPE_CHECKING:`)."""
+    out: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out.append(node.module)
+            out.extend(f"{node.module}.{a.name}" for a in node.names if node.module == "funnel")
+        elif isinstance(node, ast.Import):
+            out.extend(a.name for a in node.names)
+    return out
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(FUNNEL.parent))
+
+
+def test_the_funnel_sources_are_found():
+    assert len(SOURCES) > 30
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_name)
+def test_functions_and_files_stay_small(path):
+    text = path.read_text()
+    long = [f"{f.name} ({f.end_lineno - f.lineno + 1} lines)" for f in _functions(ast.parse(text))
+            if f.end_lineno - f.lineno + 1 > MAX_FUNCTION_LINES]  # fmt: skip
+    assert long == []
+    assert len(text.splitlines()) <= MAX_FILE_LINES
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_name)
+def test_imports_inside_functions_state_why(path):
+    text = path.read_text()
+    lines = text.splitlines()
+    unexplained = []
+    for f in _functions(ast.parse(text)):
+        for node in ast.walk(f):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                before = lines[max(0, node.lineno - 4) : node.lineno]
+                if not any("# lazy:" in line for line in before):
+                    unexplained.append(f"line {node.lineno}: {ast.unparse(node)}")
+    assert unexplained == []
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_name)
+def test_imports_go_one_way_between_the_rooms(path):
+    own = _room("funnel." + ".".join(path.relative_to(FUNNEL).with_suffix("").parts))
+    if own is None or own == "__init__":
+        return
+    upward = [m for m in _module_imports(ast.parse(path.read_text()))
+              if (room := _room(m)) in LAYERS and LAYERS[room] > LAYERS[own]]  # fmt: skip
+    assert upward == []
