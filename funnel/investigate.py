@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ from funnel.stop import (
     check_stop,
 )
 from funnel.trace import TraceWriter
+from repomap.walk import MapCancelled
 from schemas.diagnosis import Diagnosis, PhaseStats, Termination
 from schemas.enums import Phase, StopReason
 from schemas.report import BugReport
@@ -128,7 +130,7 @@ async def investigate(
     is_model = isinstance(explorer, ModelExplorer)
     wants_prepass = is_model and limits.prepass and limits.prepass_candidates > 0
     contexts = _Contexts(report, root, repo_map, extra_context, memory, limits, prepass=wants_prepass,
-                         history=(git_dir, commit))
+                         history=(git_dir, commit), cancel=cancel.event)
     transcript: list[ModelMessage] = []
     run = _Run(tracer=tracer, limits=limits, root=root, cancel=cancel, hooks=hooks or default_hooks(),
                deadline=started + limits.timeout_s, started=started, transcript=transcript, contexts=contexts,
@@ -222,8 +224,9 @@ class _Contexts:
     """Builds the explorer context (sandbox, focused repo map, pre-pass) once, off the event loop, for every run."""
 
     def __init__(self, report: BugReport, root: Path, repo_map: Any, extra: str | None, memory: str | None,
-                 limits: Limits, *, prepass: bool, history: tuple[Path | str | None, str | None] = (None, None)) -> None:  # fmt: skip
-        self._args = (report, root, repo_map, extra, memory, limits, prepass, history)
+                 limits: Limits, *, prepass: bool, history: tuple[Path | str | None, str | None] = (None, None),
+                 cancel: threading.Event | None = None) -> None:  # fmt: skip
+        self._args = (report, root, repo_map, extra, memory, limits, prepass, history, cancel)
         self._value: tuple[ExplorerContext, Prepass | None] | None = None
 
     async def get(self) -> tuple[ExplorerContext, Prepass | None]:
@@ -234,9 +237,10 @@ class _Contexts:
 
 
 def _context(report: BugReport, root: Path, repo_map: Any, extra: str | None, memory: str | None, limits: Limits,
-             prepass: bool, history: tuple[Path | str | None, str | None]) -> tuple[ExplorerContext, Prepass | None]:  # fmt: skip
+             prepass: bool, history: tuple[Path | str | None, str | None],
+             cancel: threading.Event | None = None) -> tuple[ExplorerContext, Prepass | None]:  # fmt: skip
     """Build the sandbox, the focused repo map, the explorer context, the history source and (for a model) the
-    lexical pre-pass."""
+    lexical pre-pass. Raises `MapCancelled` when `cancel` is set during the map build (the run is ending)."""
     from funnel.explorers.offline.history import HistorySource
     from funnel.sandbox import Sandbox
 
@@ -251,7 +255,10 @@ def _context(report: BugReport, root: Path, repo_map: Any, extra: str | None, me
         try:
             from repomap import build_repo_map
 
-            repo_map = build_repo_map(root, focus=focus or report.text, token_budget=limits.repo_map_tokens)
+            repo_map = build_repo_map(root, focus=focus or report.text, token_budget=limits.repo_map_tokens,
+                                      cancel=cancel)
+        except MapCancelled:
+            raise
         except Exception:  # the map helps, it is not essential: explore without it
             _log.warning("repo map unavailable for %s", root, exc_info=True)
     source = HistorySource.locate(root, *history) if limits.history else None
@@ -330,7 +337,10 @@ async def _attempts(state: RunState, explorer: Any, contexts: _Contexts, transcr
     """The attempt loop: explore, verify, and retry with the verifier's findings."""
     from funnel.verify import verify_report
 
-    ctx, found = await contexts.get()
+    try:
+        ctx, found = await contexts.get()
+    except MapCancelled:  # the map build saw the cancel first
+        raise Cancelled(state.cancel.reason or "cancelled") from None
     state.sandbox, state.index = ctx.sandbox, ctx.index
     repo_map, candidates = ctx.repo_map, None
     if found is not None and isinstance(explorer, ModelExplorer):
