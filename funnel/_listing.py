@@ -10,18 +10,18 @@ from typing import Literal
 
 from funnel.errors import ToolError
 from funnel.sandbox import Sandbox, cap_bytes, printable
+from repomap.config import MapConfig
+from repomap.walk import IgnoreRules, walk_files
 
 __all__ = ("EntryKind", "ListEntry", "ListResult", "list_dir", "walk_paths")
 
 EntryKind = Literal["file", "dir", "symlink"]
 
 
-def walk_paths(root: Path, *, limit: int) -> list[str]:
+def walk_paths(root: Path, *, limit: int, rules: IgnoreRules | None = None) -> list[str]:
     """Every file and directory path the repo map's walker keeps (any size, binaries too), for suggestions."""
-    from repomap.config import MapConfig
-    from repomap.walk import walk_files
-
-    result = walk_files(root, MapConfig(max_file_bytes=1 << 62), sniff=False)
+    config = MapConfig(max_file_bytes=1 << 62)
+    result = walk_files(root, config, sniff=False, rules=rules or IgnoreRules(root, config))
     files = [f.path for f in result.files[:limit]]
     dirs: set[str] = set()
     for p in files:
@@ -110,8 +110,6 @@ def list_dir(sb: Sandbox, path: str = ".", depth: int = 1) -> ListResult:
     `.git/` is left out; secret files are listed by name only, marked withheld; symlinks are shown, never
     followed. Raises `ToolError` for a missing, refused or non-directory path.
     """
-    from repomap.walk import IgnoreRules
-
     lim = sb.limits
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ToolError(f"depth must be an integer >= 1, got {depth!r}")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from funnel.errors import ToolError, UnrecoverableError, UserError
 from funnel.sandbox import Sandbox, cap_bytes, printable
-from repomap.config import DEPENDENCY_DIRS
+from repomap.config import DEPENDENCY_DIRS, MAX_DEPTH
 
 __all__ = ("SearchLine", "SearchMatch", "SearchResult", "find_rg", "rg_args", "search")
 
@@ -88,6 +88,8 @@ class SearchResult:
     """Why the search stopped early, when it did."""
     max_output_bytes: int = 24_000
     """Byte cap applied by `render`."""
+    note: str | None = None
+    """A caveat about how the search ran (e.g. `.gitignore` rules not applied), shown after the matches."""
 
     def render(self) -> str:
         """The text the agent sees: `path:line: text` per match, `path-line- text` for context."""
@@ -95,7 +97,7 @@ class SearchResult:
             head = f"No matches for {self.pattern!r}."
             if self.stopped_reason:
                 head += f" (search stopped early: {self.stopped_reason})"
-            return head
+            return head + (f" [{self.note}]" if self.note else "")
         out: list[str] = []
         last_path = None
         for m in self.matches:
@@ -123,6 +125,8 @@ class SearchResult:
         summary += "]"
         out.append("")
         out.append(summary)
+        if self.note:
+            out.append(f"[{self.note}]")
         return cap_bytes("\n".join(out), self.max_output_bytes, hint="narrow the pattern or add a glob")
 
 
@@ -212,6 +216,7 @@ def rg_args(
     ignore_case: bool = False,
     context: int = 0,
     max_per_file: int = 10,
+    vcs_ignore: bool = True,
 ) -> list[str]:
     """The exact ripgrep command line `search` runs (from the repository root), for reuse by benchmarks."""
     # The real ripgrep binary in a subprocess, not an in-process binding such as `ripgrep-python`:
@@ -230,7 +235,12 @@ def rg_args(
         "path",
         "--max-count",
         str(max_per_file),
+        "--max-depth",  # the map's depth cap: a 10,000-level tree is not walked to the bottom
+        str(MAX_DEPTH + 1),
+        "--no-ignore-dot",  # like the map's walker: .gitignore only (a FIFO named .ignore would block ripgrep)
     ]
+    if not vcs_ignore:
+        args.append("--no-ignore-vcs")
     for g in globs:
         args += ["--glob", g]
     for g in exclude:
@@ -294,6 +304,8 @@ def search(
     if target.is_file() and sb.is_binary(target):
         raise ToolError(f"Refused: {target_rel!r} is a binary file; search only covers text files.")
 
+    # ripgrep would block forever reading a FIFO named .gitignore: then no .gitignore is applied, and it is said
+    broken_rules = sb.unreadable_ignore_files()
     args = rg_args(
         sb,
         pattern,
@@ -304,6 +316,7 @@ def search(
         ignore_case=ignore_case,
         context=context,
         max_per_file=max_per_file,
+        vcs_ignore=not broken_rules,
     )
 
     try:
@@ -394,7 +407,7 @@ def search(
             rel = _text(data.get("path")).removeprefix("./")
             secret = secret_cache.get(rel)
             if secret is None:
-                secret = secret_cache[rel] = sb.is_secret(rel)
+                secret = secret_cache[rel] = sb.withholds(rel)  # by name, or a link to a secret
             if secret:
                 continue
             number = data.get("line_number") or 0
@@ -455,4 +468,5 @@ def search(
         complete=complete,
         stopped_reason=state["stop"],
         max_output_bytes=lim.max_output_bytes,
+        note=f".gitignore rules not applied: {printable(broken_rules[0])} is not a regular file" if broken_rules else None,
     )

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+MAX_DEPTH = 100
+"""Directory levels below the root that are walked (the map) or searched (`search`); deeper ones are skipped."""
+
 DEPENDENCY_DIRS: tuple[str, ...] = (
     "node_modules",
     "bower_components",
@@ -98,7 +101,7 @@ class MapConfig:
     """How much of a file's head is searched for a NUL byte to call it binary."""
     follow_symlinks: bool = True
     """Follow directory and file symlinks (loops, escapes and links to secrets are skipped and counted)."""
-    max_depth: int = 100
+    max_depth: int = MAX_DEPTH
     """Directories nested deeper than this below the root are not walked (counted as `too_deep`)."""
     deny: tuple[str, ...] = ()
     """Per-repository deny patterns on top of `repomap.gate.DENY_GLOBS` (never indexed; the tools refuse them too)."""

@@ -20,7 +20,9 @@ from pathlib import Path, PurePosixPath
 
 from repomap.config import SECRET_DIRS, SECRET_FILE_GLOBS
 
-__all__ = ("DENY_GLOBS", "DenyRules", "Gate", "Refusal", "Refused")
+__all__ = ("DENY_GLOBS", "DenyRules", "Gate", "Refusal", "Refused", "Resolved", "read_regular")
+
+_WHY = "(secret files and .git internals are never shown)"
 
 DENY_GLOBS: tuple[str, ...] = (*SECRET_FILE_GLOBS, *SECRET_DIRS, ".git")
 """File or directory names never indexed, shown, searched or read; a match on any path component withholds the
@@ -111,7 +113,7 @@ class Gate:
         self.rules = deny if isinstance(deny, DenyRules) else DenyRules(deny)
         """The deny rules applied to spelled and real paths."""
         self._prefix = str(self.root).rstrip(os.sep) + os.sep
-        self._dirs: dict[str, str | Refused] = {"": str(self.root)}
+        self._dirs: dict[str, str] = {"": str(self.root)}
         self._denied_inodes: set[tuple[int, int]] | None = None
 
     def denies(self, rel: str) -> bool:
@@ -133,9 +135,9 @@ class Gate:
         if hit is None:
             parent, _, name = reldir.rpartition("/")
             found = self._check_target(reldir, os.path.join(self._real_dir(parent), name))
-            hit = self._dirs[reldir] = found if isinstance(found, Refused) else found[0]
-        if isinstance(hit, Refused):
-            raise hit
+            if isinstance(found, Refused):  # not cached: the caller may create the directory later
+                raise found
+            hit = self._dirs[reldir] = found[0]
         return hit
 
     def _check_target(self, rel: str, candidate: str) -> tuple[str, os.stat_result] | Refused:
@@ -148,7 +150,7 @@ class Gate:
             if not self._inside(real):
                 return Refused(rel, Refusal.symlink_escape, f"{rel!r} is a symlink that points outside the repository")
             if self.rules.denies(self.relative(real)):
-                return Refused(rel, Refusal.denied, f"{rel!r} leads to a withheld file (secrets and .git are never shown)")
+                return Refused(rel, Refusal.denied, f"{rel!r} leads to a withheld file {_WHY}")
             return real, os.stat(real)
         except OSError as exc:
             return self._os_refusal(rel, exc)
@@ -162,13 +164,15 @@ class Gate:
         return Refused(rel, Refusal.unreadable, f"{rel!r} cannot be opened ({exc.strerror})")
 
     def resolve(self, rel: str) -> Resolved:
-        """Check a normalized repository-relative path (no `..`, no leading `/`): its spelling, every symlink on the
-        way, its real target (inside the root, not denied). Raises `Refused`; files and directories pass."""
+        """Check a repository-relative POSIX path: its spelling (no `..`, not absolute, not denied), every symlink on
+        the way, its real target (inside the root, not denied). Raises `Refused`; files and directories pass."""
+        if rel.startswith("/") or ".." in rel.split("/"):
+            raise Refused(rel, Refusal.symlink_escape, f"{rel!r} leads outside the repository")
         rel = rel.strip("/") or "."
         if rel == ".":
             return Resolved(".", self.root, ".", os.stat(self.root))
         if self.rules.denies(rel):
-            raise Refused(rel, Refusal.denied, f"{rel!r} is withheld (secret files and .git internals are never shown)")
+            raise Refused(rel, Refusal.denied, f"{rel!r} is withheld {_WHY}")
         parent, _, name = rel.rpartition("/")
         found = self._check_target(rel, os.path.join(self._real_dir(parent), name))
         if isinstance(found, Refused):
@@ -176,9 +180,10 @@ class Gate:
         target, st = found
         real_rel = self.relative(target)
         if self.rules.denies(real_rel):
-            raise Refused(rel, Refusal.denied, f"{rel!r} leads to a withheld file (secrets and .git are never shown)")
+            raise Refused(rel, Refusal.denied, f"{rel!r} leads to a withheld file {_WHY}")
         if not (_stat.S_ISREG(st.st_mode) or _stat.S_ISDIR(st.st_mode)):
-            raise Refused(rel, Refusal.not_regular, f"{rel!r} is {_kind(st.st_mode)}; only regular files are read")
+            what = f"{rel!r} is {_kind(st.st_mode)}; only regular files and directories can be read"
+            raise Refused(rel, Refusal.not_regular, what)
         if _stat.S_ISREG(st.st_mode) and st.st_nlink > 1 and (st.st_dev, st.st_ino) in self.denied_inodes():
             raise Refused(rel, Refusal.denied, f"{rel!r} is a hard link to a withheld file")
         return Resolved(rel, Path(target), real_rel, st)
@@ -209,26 +214,35 @@ class Gate:
             self._denied_inodes = found
         return self._denied_inodes
 
-    def read_bytes(self, rel: str, *, max_bytes: int | None = None) -> bytes:
+    def read_bytes(self, rel: str, *, max_bytes: int | None = None, head: int | None = None) -> bytes:
         """The bytes of a file the gate lets through (`resolve`), opened without following a last-moment symlink
         and without blocking on a FIFO swapped in. Raises `Refused` (too large: `unreadable` with the size)."""
         resolved = self.resolve(rel)
         if not _stat.S_ISREG(resolved.st.st_mode):
             raise Refused(rel, Refusal.not_regular, f"{rel!r} is a directory, not a file")
+        return read_regular(resolved.real, rel=rel, max_bytes=max_bytes, head=head)
+
+
+def read_regular(path: str | Path, *, rel: str, max_bytes: int | None = None, head: int | None = None,
+                 follow: bool = False) -> bytes:
+    """The bytes of a regular file (at most its first `head` bytes), opened without blocking (a FIFO never hangs the
+    reader) and, unless `follow`, without following a symlink as the last component. Raises `Refused`
+    (`not_regular`; `unreadable`, also for a file over `max_bytes`)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise Gate._os_refusal(rel, exc) from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not _stat.S_ISREG(st.st_mode):
+            raise Refused(rel, Refusal.not_regular, f"{rel!r} is {_kind(st.st_mode)}")
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise Refused(rel, Refusal.unreadable, f"{rel!r} is {st.st_size:,} bytes, over {max_bytes:,}")
         try:
-            fd = os.open(resolved.real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            return fh.read() if head is None else fh.read(head)
         except OSError as exc:
-            raise self._os_refusal(rel, exc) from None
-        with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not _stat.S_ISREG(st.st_mode):
-                raise Refused(rel, Refusal.not_regular, f"{rel!r} is {_kind(st.st_mode)}")
-            if max_bytes is not None and st.st_size > max_bytes:
-                raise Refused(rel, Refusal.unreadable, f"{rel!r} is {st.st_size:,} bytes, over {max_bytes:,}")
-            try:
-                return fh.read()
-            except OSError as exc:
-                raise self._os_refusal(rel, exc) from None
+            raise Gate._os_refusal(rel, exc) from None
 
 
 def _kind(mode: int) -> str:

@@ -15,7 +15,10 @@ from enum import StrEnum
 from pathlib import Path
 
 from repomap.config import MapConfig
-from repomap.gate import DenyRules, Gate, Refused
+from repomap.gate import DenyRules, Gate, Refusal, Refused, read_regular
+
+_MAX_RULES_BYTES = 1 << 20
+"""Largest `.gitignore` read (a bigger one is ignored)."""
 
 
 class SkipReason(StrEnum):
@@ -205,6 +208,9 @@ class IgnoreRules:
         self._excludes = compile_patterns(self.config.file_patterns)
         self._dir_groups: dict[str, tuple[_Group, ...]] = {}
         self._no_gitignore: set[str] = set()
+        self.unreadable: list[str] = []
+        """Ignore files that are not readable regular files (a FIFO named `.gitignore`...), root-relative: their
+        rules are not applied, and a reader that would block on them (ripgrep) must not read them either."""
 
     def note_listing(self, reldir: str, names: list[str]) -> None:
         """Tell the rules what a directory holds, so one without a `.gitignore` is not probed for it."""
@@ -212,10 +218,14 @@ class IgnoreRules:
             self._no_gitignore.add(reldir)
 
     def _read(self, path: Path) -> list[str]:
+        # never blocks on a FIFO named .gitignore; the patterns are only matched, never shown
         try:
-            return path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+            data = read_regular(path, rel=str(path), max_bytes=_MAX_RULES_BYTES, follow=True)
+        except Refused as refused:
+            if refused.reason is not Refusal.broken_symlink:
+                self.unreadable.append(os.path.relpath(path, self.root))
             return []
+        return data.decode("utf-8", errors="replace").splitlines()
 
     def groups_for(self, reldir: str) -> tuple[_Group, ...]:
         """The gitignore rule groups in force inside directory `reldir` ("" for the root), outermost first."""
