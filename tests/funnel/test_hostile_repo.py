@@ -10,7 +10,9 @@ import json
 import os
 
 import pytest
+from typer.testing import CliRunner
 
+from app.cli import cli
 from funnel.errors import ToolError
 from funnel.explorers.offline.corpus import Corpus
 from funnel.investigate import investigate_sync
@@ -134,3 +136,19 @@ def test_an_unreadable_file_is_a_recorded_skip(tmp_path):
     os.chmod(root / "b.py", 0)
     repo_map = build_repo_map(root, cache_dir=tmp_path / "c")
     assert [f.path for f in repo_map.files] == ["a.py"] and repo_map.stats.skipped == {"unreadable": 1}
+
+
+def test_the_issue_reproduction_bugsleuth_investigate_and_map_quote_no_secret(tmp_path, monkeypatch):
+    """Issue 21 item 1, step by step as filed: before the gate the report quoted `hunter2-SECRET`."""
+    monkeypatch.setenv("BUGSLEUTH_CACHE_DIR", str(tmp_path / "cache"))
+    r = tmp_path / "r"
+    (r / "app").mkdir(parents=True)
+    (r / ".env").write_text("DATABASE_PASSWORD=hunter2-SECRET\n")
+    os.symlink("../.env", r / "app" / "settings.py")
+    (r / "app" / "loader.py").write_text('def load():\n    return open(".env").read()\n')
+    (tmp_path / "rep.txt").write_text("load() crashes\n\nKeyError: DATABASE_PASSWORD\n")
+    out = CliRunner().invoke(cli, ["investigate", str(r), "--report", str(tmp_path / "rep.txt"), "--format", "markdown"])
+    assert out.exit_code == 0, out.output
+    assert "load" in out.stdout and "hunter2-SECRET" not in out.output
+    mapped = CliRunner().invoke(cli, ["map", str(r)])
+    assert mapped.exit_code == 0 and "loader.py" in mapped.stdout and "hunter2-SECRET" not in mapped.output
