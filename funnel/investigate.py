@@ -44,6 +44,7 @@ from funnel.limits import Limits
 from funnel.meter import response_usage
 from funnel.phases import RunState, funnel_tools, offered_tools, tools_for
 from funnel.prepass import Prepass, render_candidates, run_prepass
+from funnel.redact import redact_diagnosis, redact_text, withheld_values
 from funnel.stop import (
     Cancelled,
     CostBudgetExceeded,
@@ -144,6 +145,9 @@ async def investigate(
             fallback = f"offline (fallback from {name}: {_short(reason)})"
             outcome = await run.once(_offline_explorer(), fallback)
             _mark_fallback(outcome.diagnosis, first, name, reason, fallback)
+        values = await asyncio.to_thread(withheld_values, root)  # the last guard (funnel/redact.py)
+        outcome.diagnosis = redact_diagnosis(outcome.diagnosis, values)
+        outcome.markdown = redact_text(outcome.markdown, values)
     finally:
         try:
             if outcome is not None:

@@ -152,3 +152,26 @@ def test_the_issue_reproduction_bugsleuth_investigate_and_map_quote_no_secret(tm
     assert "load" in out.stdout and "hunter2-SECRET" not in out.output
     mapped = CliRunner().invoke(cli, ["map", str(r)])
     assert mapped.exit_code == 0 and "loader.py" in mapped.stdout and "hunter2-SECRET" not in mapped.output
+
+
+def test_a_secret_value_written_by_the_explorer_itself_is_redacted_from_the_result(hostile, tmp_path, monkeypatch):
+    """An external agent reads the tree with its own tools: whatever it quotes from a withheld file is redacted."""
+    monkeypatch.setenv("BUGSLEUTH_CACHE_DIR", str(tmp_path / "cache"))
+    report = ("## Summary\nload() fails: the password is hunter2-SECRET and the remote "
+              "https://git-SECRET-token-91@example.com/r.git\n\n## Root cause\n`app/loader.py:4` reads .env\n")
+    script = tmp_path / "agent.sh"
+    script.write_text(f"cat > /dev/null\ncat <<'EOF'\n{report}EOF\n")
+    result = investigate_sync(ISSUE_REPORT, hostile.root, explorer=f"command:sh {script}",
+                              limits=Limits(history=False, max_attempts=1))
+    texts = [result.diagnosis.model_dump_json(), result.report_markdown]
+    assert all(leaks(t) == [] for t in texts)
+    assert "[withheld]" in result.report_markdown
+
+
+def test_withheld_values_are_the_values_of_secret_files_only(hostile):
+    from funnel.redact import withheld_values
+
+    values = withheld_values(hostile.root)
+    assert SECRET in values and "ssh-SECRET-7f3a" in values
+    assert any("git-SECRET-token-91" in v for v in values)
+    assert not any("def load" in v for v in values)
