@@ -8,13 +8,13 @@ diagnosis and the markdown report. The values are only compared, never shown or 
 
 from __future__ import annotations
 
-import os
+import itertools
 import re
 from pathlib import Path
 from typing import Any
 
 from repomap.config import DEFAULT_EXCLUDE_DIRS, MAX_DEPTH
-from repomap.gate import DenyRules, Refused, read_regular
+from repomap.gate import DenyRules, Refused, denied_files, read_regular
 from schemas.diagnosis import Diagnosis
 
 __all__ = ("MARK", "redact_diagnosis", "redact_text", "withheld_values")
@@ -26,7 +26,7 @@ _MIN_VALUE_CHARS = 8
 _MAX_FILES = 100
 _MAX_FILE_BYTES = 64 * 1024
 _SEPARATOR = re.compile(r"[=:]")
-_SKIP_DIRS = frozenset(DEFAULT_EXCLUDE_DIRS)
+_SKIP_DIRS = frozenset({*DEFAULT_EXCLUDE_DIRS, ".git"})
 
 
 def withheld_values(root: Path | str, rules: DenyRules | None = None) -> list[str]:
@@ -35,32 +35,11 @@ def withheld_values(root: Path | str, rules: DenyRules | None = None) -> list[st
     Walks at most `MAX_DEPTH` levels, skips dependency and build directories, reads at most 100 files of 64 KB;
     of `.git/` only `config` (remote URLs with tokens), not objects, refs or commit ids.
     """
-    rules = rules or DenyRules()
     root = Path(root)
-    files: list[Path] = [root / ".git" / "config"]
-    stack: list[tuple[Path, str, int, bool]] = [(root, "", 0, False)]
-    while stack and len(files) < _MAX_FILES:
-        absdir, reldir, depth, denied = stack.pop()
-        try:
-            with os.scandir(absdir) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        for e in entries:
-            rel = f"{reldir}/{e.name}" if reldir else e.name
-            if e.name == ".git" or e.name in _SKIP_DIRS:
-                continue
-            is_denied = denied or rules.denies_name(e.name) or rules.denies_path(rel)
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    if depth < MAX_DEPTH:
-                        stack.append((Path(e.path), rel, depth + 1, is_denied))
-                elif is_denied and e.is_file(follow_symlinks=False):
-                    files.append(Path(e.path))
-            except OSError:
-                continue
+    found = denied_files(root, rules or DenyRules(), skip=_SKIP_DIRS, max_depth=MAX_DEPTH)
+    files = [root / ".git" / "config", *(Path(e.path) for e in itertools.islice(found, _MAX_FILES))]
     values: set[str] = set()
-    for path in files[:_MAX_FILES]:
+    for path in files:
         try:
             data = read_regular(path, rel=path.name, max_bytes=_MAX_FILE_BYTES)
         except Refused:

@@ -13,14 +13,14 @@ import fnmatch
 import os
 import re
 import stat as _stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
 from repomap.config import SECRET_DIRS, SECRET_FILE_GLOBS
 
-__all__ = ("DENY_GLOBS", "DenyRules", "Gate", "Refusal", "Refused", "Resolved", "read_regular")
+__all__ = ("DENY_GLOBS", "DenyRules", "Gate", "Refusal", "Refused", "Resolved", "denied_files", "read_regular")
 
 _WHY = "(secret files and .git internals are never shown)"
 
@@ -192,25 +192,12 @@ class Gate:
         """(device, inode) of every withheld file of the tree: a hard link shares them (walked once, on demand)."""
         if self._denied_inodes is None:
             found: set[tuple[int, int]] = set()
-            stack = [(str(self.root), "", False)]
-            while stack:
-                absdir, reldir, denied = stack.pop()
+            for entry in denied_files(self.root, self.rules):
                 try:
-                    with os.scandir(absdir) as it:
-                        entries = list(it)
+                    st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                for e in entries:
-                    rel = f"{reldir}/{e.name}" if reldir else e.name
-                    is_denied = denied or self.rules.denies(rel)
-                    try:
-                        if e.is_dir(follow_symlinks=False):
-                            stack.append((e.path, rel, is_denied))
-                        elif is_denied and e.is_file(follow_symlinks=False):
-                            st = e.stat(follow_symlinks=False)
-                            found.add((st.st_dev, st.st_ino))
-                    except OSError:
-                        continue
+                found.add((st.st_dev, st.st_ino))
             self._denied_inodes = found
         return self._denied_inodes
 
@@ -221,6 +208,31 @@ class Gate:
         if not _stat.S_ISREG(resolved.st.st_mode):
             raise Refused(rel, Refusal.not_regular, f"{rel!r} is a directory, not a file")
         return read_regular(resolved.real, rel=rel, max_bytes=max_bytes, head=head)
+
+
+def denied_files(root: Path | str, rules: DenyRules, *, skip: frozenset[str] = frozenset(),
+                 max_depth: int | None = None) -> Iterator[os.DirEntry]:
+    """Every regular file of the tree the rules withhold (itself or a directory above it), symlinks not followed;
+    directories named in `skip` are not entered, nor those deeper than `max_depth`."""
+    stack: list[tuple[str, str, int, bool]] = [(str(root), "", 0, False)]
+    while stack:
+        absdir, reldir, depth, denied = stack.pop()
+        try:
+            with os.scandir(absdir) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for e in entries:
+            rel = f"{reldir}/{e.name}" if reldir else e.name
+            is_denied = denied or rules.denies_name(e.name) or rules.denies_path(rel)
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if e.name not in skip and (max_depth is None or depth < max_depth):
+                        stack.append((e.path, rel, depth + 1, is_denied))
+                elif is_denied and e.is_file(follow_symlinks=False):
+                    yield e
+            except OSError:
+                continue
 
 
 def read_regular(path: str | Path, *, rel: str, max_bytes: int | None = None, head: int | None = None,
