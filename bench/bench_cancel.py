@@ -34,8 +34,8 @@ from funnel.phases import phase_of_tools  # noqa: E402
 from schemas.enums import Phase, Source  # noqa: E402
 from schemas.report import BugReport  # noqa: E402
 
-REPORT = BugReport(title="func_7_3 returns the wrong total", body="Traceback:\n  File \"pkg7/mod7.py\", line 40, in func_7_3",
-                   source=Source.api)
+REPORT = BugReport(title="func_7_3 returns the wrong total",
+                   body='Traceback:\n  File "pkg7/mod7.py", line 40, in func_7_3', source=Source.api)
 CASES: tuple[tuple[str, str, float], ...] = (
     ("map@0.5s", "map", 0.5),
     ("map@2s", "map", 2.0),
@@ -54,7 +54,8 @@ def make_tree(root: Path, files: int) -> Path:
         path = root / f"pkg{i % 20}" / f"mod{i}.py"
         path.parent.mkdir(parents=True, exist_ok=True)
         body = "".join(f"def func_{i}_{j}(a, b):\n    x = helper_{j}(a)\n    return x + b + {j}\n\n" for j in range(80))
-        path.write_text(f"import os\n\n\nclass Thing{i}:\n    def run(self):\n        return func_{i}_0(1, 2)\n\n\n{body}")
+        head = f"import os\n\n\nclass Thing{i}:\n    def run(self):\n        return func_{i}_0(1, 2)\n\n\n"
+        path.write_text(head + body)
     return root
 
 

@@ -468,5 +468,6 @@ def search(
         complete=complete,
         stopped_reason=state["stop"],
         max_output_bytes=lim.max_output_bytes,
-        note=f".gitignore rules not applied: {printable(broken_rules[0])} is not a regular file" if broken_rules else None,
+        note=f".gitignore rules not applied: {printable(broken_rules[0])} is not a regular file"
+        if broken_rules else None,
     )

@@ -100,6 +100,7 @@ def test_list_dir_shows_links_to_secrets_as_withheld_never_their_content(hostile
     shown = list_dir(Sandbox(hostile.root), ".", depth=3).render()
     assert leaks(shown) == []
     assert "settings.py -> (withheld)" in shown and "outside.py -> (outside the repository)" in shown
+    assert "hard.py  [withheld: secret file]" in shown
 
 
 def test_the_verifier_refuses_a_citation_of_a_linked_secret(hostile, repo_map):
@@ -147,7 +148,8 @@ def test_the_issue_reproduction_bugsleuth_investigate_and_map_quote_no_secret(tm
     os.symlink("../.env", r / "app" / "settings.py")
     (r / "app" / "loader.py").write_text('def load():\n    return open(".env").read()\n')
     (tmp_path / "rep.txt").write_text("load() crashes\n\nKeyError: DATABASE_PASSWORD\n")
-    out = CliRunner().invoke(cli, ["investigate", str(r), "--report", str(tmp_path / "rep.txt"), "--format", "markdown"])
+    report = str(tmp_path / "rep.txt")
+    out = CliRunner().invoke(cli, ["investigate", str(r), "--report", report, "--format", "markdown"])
     assert out.exit_code == 0, out.output
     assert "load" in out.stdout and "hunter2-SECRET" not in out.output
     mapped = CliRunner().invoke(cli, ["map", str(r)])
