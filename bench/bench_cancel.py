@@ -28,7 +28,7 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart  # noqa: 
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 
 from funnel.cancel import CancelToken  # noqa: E402
-from funnel.investigate import investigate_sync  # noqa: E402
+from funnel.run.loop import investigate_sync  # noqa: E402
 from funnel.limits import Limits  # noqa: E402
 from funnel.phases import phase_of_tools  # noqa: E402
 from schemas.enums import Phase, Source  # noqa: E402

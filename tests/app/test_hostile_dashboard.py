@@ -15,7 +15,7 @@ from app.config import Settings
 from app.main import create_app
 from schemas import Diagnosis
 from schemas.diagnosis import AffectedFile, RootCause
-from tests.app.test_dashboard_pages import submit, wait_terminal
+from tests.app.dashboard.test_dashboard_pages import submit, wait_terminal
 from tests.hostile import LINKS_TO_SECRETS, SECRET, build_hostile, leaks
 
 

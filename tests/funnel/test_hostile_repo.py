@@ -14,13 +14,13 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from funnel.errors import ToolError
-from funnel.explorers.offline.corpus import Corpus
-from funnel.investigate import investigate_sync
+from funnel.localize.corpus import Corpus
+from funnel.run.loop import investigate_sync
 from funnel.limits import Limits
-from funnel.prompts import load_memory
-from funnel.sandbox import Sandbox
+from funnel.run.prompts import load_memory
+from funnel.tools.sandbox import Sandbox
 from funnel.tools import find_symbol, list_dir, read_range, search
-from funnel.verify import verify_report
+from funnel.report.verify import verify_report
 from repomap import MapConfig, build_repo_map, walk_files
 from repomap.gate import Gate, Refused
 from schemas.report import BugReport
