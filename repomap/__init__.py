@@ -6,9 +6,15 @@ from repomap.index import SymbolIndex
 from repomap.repo_map import MapInputError, MapStats, RankedFile, RankedSymbol, RepoMap, build_repo_map
 from repomap.tags import Definition, DefKind, Reference, RefKind
 from repomap.tokens import count_tokens
-from repomap.walk import IgnoreRules, SkipReason, WalkResult, walk_files
+from repomap.gate import DENY_GLOBS, DenyRules, Gate, Refused
+from repomap.walk import IgnoreRules, MapCancelled, SkipReason, WalkResult, walk_files
 
 __all__ = (
+    "DENY_GLOBS",
+    "DenyRules",
+    "Gate",
+    "MapCancelled",
+    "Refused",
     "DefKind",
     "Definition",
     "Focus",

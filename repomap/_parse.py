@@ -6,9 +6,15 @@ import os
 import threading
 import time
 
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
 from repomap.cache import encode
 from repomap.languages import grammar
 from repomap.tags import FileTags, extract_tags
+from repomap.walk import MapCancelled
+
+_CANCEL_POLL_S = 0.05
+"""How often a pooled parse looks at the cancel event."""
 
 Job = tuple[bytes, str, bytes]
 """(cache key, language, file bytes)."""
@@ -16,10 +22,14 @@ Row = tuple[bytes, bytes, bytes, "FileTags | None"]
 """(cache key, core blob, refs blob, the tags themselves when parsed in this process)."""
 
 
-def parse_batch(jobs: list[Job], max_signature_chars: int, keep: bool = False) -> list[Row]:
-    """Extract and encode the tags of a batch of files; `keep` returns the tags too (no decoding needed)."""
+def parse_batch(jobs: list[Job], max_signature_chars: int, keep: bool = False,
+                cancel: threading.Event | None = None) -> list[Row]:
+    """Extract and encode the tags of a batch of files; `keep` returns the tags too (no decoding needed).
+    Raises `MapCancelled` once `cancel` is set (looked at between files)."""
     rows: list[Row] = []
     for key, language, data in jobs:
+        if cancel is not None and cancel.is_set():
+            raise MapCancelled("cancelled while parsing")
         tags = extract_tags(data, language, max_signature_chars=max_signature_chars)
         core, refs = encode(tags)
         rows.append((key, core, refs, tags if keep else None))
@@ -69,21 +79,25 @@ def busy_cores(sample_s: float = 0.1) -> float | None:
 
 
 def parse_all(
-    jobs: list[Job], *, max_signature_chars: int, workers: int, threshold: int, adaptive: bool = True
+    jobs: list[Job], *, max_signature_chars: int, workers: int, threshold: int, adaptive: bool = True,
+    cancel: threading.Event | None = None,
 ) -> list[Row]:
-    """Parse every job; a process pool splits the work when there are more than `threshold` jobs."""
+    """Parse every job; a process pool splits the work when there are more than `threshold` jobs.
+
+    Raises `MapCancelled` within about `_CANCEL_POLL_S` of `cancel` being set: the pool's queued batches are
+    dropped and the running ones (each 1/16 of the work) finish in the background without being waited for.
+    """
     if len(jobs) > threshold:
         workers = usable_workers(workers, adaptive=adaptive, busy=busy_cores() if adaptive and workers > 1 else None)
     if len(jobs) <= threshold or workers <= 1:
-        return parse_batch(jobs, max_signature_chars, keep=True)
+        return parse_batch(jobs, max_signature_chars, keep=True, cancel=cancel)
     # interleave big and small files so both workers finish together; many small batches balance the load
     ordered = sorted(jobs, key=lambda j: -len(j[2]))
     n_batches = workers * 8
     batches: list[list[Job]] = [ordered[i::n_batches] for i in range(n_batches)]
     rows: list[Row] = []
     try:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        import multiprocessing  # lazy: only cold builds of big trees start a pool
 
         # fork is fastest (workers inherit loaded grammars) but unsafe once other threads exist
         method = "fork" if threading.active_count() == 1 else "forkserver"
@@ -91,10 +105,23 @@ def parse_all(
             for language in sorted({j[1] for j in jobs}):
                 grammar(language)
         context = multiprocessing.get_context(method)
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            for part in pool.map(parse_batch, batches, [max_signature_chars] * len(batches)):
-                rows.extend(part)
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     except (OSError, RuntimeError):
         # no process pool here (sandbox, fork limits): do it ourselves
-        return parse_batch(jobs, max_signature_chars, keep=True)
+        return parse_batch(jobs, max_signature_chars, keep=True, cancel=cancel)
+    try:
+        pending = {pool.submit(parse_batch, batch, max_signature_chars) for batch in batches}
+        while pending:
+            done, pending = wait(pending, timeout=_CANCEL_POLL_S, return_when=FIRST_COMPLETED)
+            for future in done:
+                rows.extend(future.result())
+            if cancel is not None and cancel.is_set():
+                raise MapCancelled("cancelled while parsing")
+    except (OSError, RuntimeError):  # a broken pool (a worker killed...): do the rest ourselves
+        pool.shutdown(wait=False, cancel_futures=True)
+        return parse_batch(jobs, max_signature_chars, keep=True, cancel=cancel)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return rows

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+MAX_DEPTH = 100
+"""Directory levels below the root that are walked (the map) or searched (`search`); deeper ones are skipped."""
+
 DEPENDENCY_DIRS: tuple[str, ...] = (
     "node_modules",
     "bower_components",
@@ -73,7 +76,7 @@ DEFAULT_EXCLUDE_FILES: tuple[str, ...] = (
     "Gemfile.lock",
     "go.sum",
     "composer.lock",
-    # secrets: never indexed, so never shown in the map (the same lists make funnel.tools.sandbox.SECRET_GLOBS)
+    # secrets: never indexed, so never shown in the map (the same lists make repomap.gate.DENY_GLOBS)
     *SECRET_FILE_GLOBS,
     *(f"**/{d}/**" for d in SECRET_DIRS),
 )
@@ -97,7 +100,11 @@ class MapConfig:
     sniff_bytes: int = 8192
     """How much of a file's head is searched for a NUL byte to call it binary."""
     follow_symlinks: bool = True
-    """Follow directory and file symlinks (loops and escapes are skipped and counted)."""
+    """Follow directory and file symlinks (loops, escapes and links to secrets are skipped and counted)."""
+    max_depth: int = MAX_DEPTH
+    """Directories nested deeper than this below the root are not walked (counted as `too_deep`)."""
+    deny: tuple[str, ...] = ()
+    """Per-repository deny patterns on top of `repomap.gate.DENY_GLOBS` (never indexed; the tools refuse them too)."""
     parallel_threshold: int = 200
     """Cold parses of more files than this run in a process pool."""
     workers: int = 2

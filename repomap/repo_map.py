@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,13 +15,14 @@ from repomap import graph as _graphs
 from repomap._parse import parse_all
 from repomap.config import MapConfig
 from repomap.focus import Focus
+from repomap.gate import Gate, Refused
 from repomap.graph import Graph
 from repomap.index import SymbolIndex
 from repomap.languages import EXTENSIONS, FAMILY, language_for
 from repomap.rank import Ranking, rank
 from repomap.render import RenderInput, render_map
 from repomap.tags import Definition, FileTags, Reference
-from repomap.walk import SkipReason, WalkResult, walk_files
+from repomap.walk import MapCancelled, SkipReason, WalkResult, walk_files
 
 
 _GRAPH_VERSION = 5
@@ -260,9 +262,12 @@ class _LazyTags:
 
 
 def _collect(
-    root: Path, walked: WalkResult, config: MapConfig, cache: _cache.TagCache, stats: MapStats
+    gate: Gate, walked: WalkResult, config: MapConfig, cache: _cache.TagCache, stats: MapStats,
+    cancel: threading.Event | None,
 ) -> tuple[list[str], _LazyTags, list[bytes], dict[str, int]]:
-    """Hash (or pre-check), load cached tags and parse the rest; skipped files are counted in `walked`."""
+    """Hash (or pre-check), load cached tags and parse the rest; skipped files are counted in `walked`.
+    Every file is read through `gate`; raises `MapCancelled` once `cancel` is set."""
+    root = gate.root
     t = time.perf_counter()
     real_root = os.path.realpath(root)
     known = cache.known_files(real_root) if cache.persistent else {}
@@ -272,6 +277,8 @@ def _collect(
     stat_rows: list[tuple[str, int, int, bytes]] = []
     pending: dict[str, bytes] = {}
     for f in walked.files:
+        if cancel is not None and cancel.is_set():
+            raise MapCancelled("cancelled while reading files")
         spec = language_for(f.path)
         if spec is None:
             walked.skip(SkipReason.unsupported)
@@ -283,10 +290,9 @@ def _collect(
             keys[f.path] = hit[2]
             continue
         try:
-            with open(root / f.path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            walked.skip(SkipReason.unreadable)
+            data = gate.read_bytes(f.path)
+        except Refused as refused:
+            walked.skip(SkipReason(refused.reason.value))
             continue
         key = keys[f.path] = _cache.content_key(spec.name, data)
         pending[f.path] = _cache.BINARY if b"\0" in data[: config.sniff_bytes] else data
@@ -307,8 +313,8 @@ def _collect(
         data = pending.get(path)
         if data is None:  # pre-check said known but the row is gone: read again
             try:
-                data = (root / path).read_bytes()
-            except OSError:
+                data = gate.read_bytes(path)
+            except Refused:
                 continue
             if b"\0" in data[: config.sniff_bytes]:
                 data = _cache.BINARY
@@ -324,6 +330,7 @@ def _collect(
         workers=config.workers,
         threshold=config.parallel_threshold,
         adaptive=config.adaptive_workers,
+        cancel=cancel,
     )
     decoded: dict[bytes, FileTags] = {}
     for key, core, refs, parsed in rows:
@@ -410,11 +417,14 @@ def build_repo_map(
     token_budget: int = 2048,
     config: MapConfig | None = None,
     cache_dir: Path | str | None = None,
+    cancel: threading.Event | None = None,
 ) -> RepoMap:
     """Map the tree at `root`: every supported file tagged (cached by content), ranked for `focus`, rendered.
 
-    `cache_dir` defaults to `$BUGSLEUTH_CACHE_DIR/repomap` (else `~/.cache/bugsleuth/repomap`).
-    Raises `MapInputError` when `root` is missing or not a directory.
+    `cache_dir` defaults to `$BUGSLEUTH_CACHE_DIR/repomap` (else `~/.cache/bugsleuth/repomap`). Every file is
+    read through one `repomap.gate.Gate` (a symlink to a secret or out of the tree is skipped, never read).
+    Raises `MapInputError` when `root` is missing or not a directory, `MapCancelled` once `cancel` is set
+    (looked at between files, in the parse pool and between phases).
     """
     started = time.perf_counter()
     root = Path(root)
@@ -425,11 +435,14 @@ def build_repo_map(
     config = config or MapConfig()
     stats = MapStats()
     t = time.perf_counter()
-    walked = walk_files(root, config, extensions=EXTENSIONS, sniff=False)
+    gate = Gate(root, deny=config.deny)
+    walked = walk_files(root, config, extensions=EXTENSIONS, sniff=False, gate=gate, cancel=cancel)
     stats.timings["walk"] = time.perf_counter() - t
     cache = _cache.TagCache(Path(cache_dir) if cache_dir is not None else _cache.default_cache_dir())
     stats.cache_path = str(cache.path) if cache.path else None
-    paths, tags, keys, languages = _collect(root, walked, config, cache, stats)
+    paths, tags, keys, languages = _collect(gate, walked, config, cache, stats, cancel)
+    if cancel is not None and cancel.is_set():
+        raise MapCancelled("cancelled before the graph was built")
     t = time.perf_counter()
     graph = _graph(root, (paths, tags, keys), cache, stats)
     stats.timings["graph"] = time.perf_counter() - t

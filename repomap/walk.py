@@ -5,14 +5,20 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat as _stat
+import threading
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 from repomap.config import MapConfig
+from repomap.gate import DenyRules, Gate, Refusal, Refused, read_regular
+
+_MAX_RULES_BYTES = 1 << 20
+"""Largest `.gitignore` read (a bigger one is ignored)."""
 
 
 class SkipReason(StrEnum):
@@ -36,6 +42,12 @@ class SkipReason(StrEnum):
     """A symlink whose target does not exist."""
     unreadable = "unreadable"
     """Permission denied or another OS error."""
+    denied = "denied"
+    """A secret or `.git` internal, by its name or (for a symlink or hard link) by its real target: never read."""
+    not_regular = "not_regular"
+    """A FIFO, socket or device file."""
+    too_deep = "too_deep"
+    """A directory deeper than `MapConfig.max_depth`."""
 
 
 @dataclass(frozen=True)
@@ -196,6 +208,9 @@ class IgnoreRules:
         self._excludes = compile_patterns(self.config.file_patterns)
         self._dir_groups: dict[str, tuple[_Group, ...]] = {}
         self._no_gitignore: set[str] = set()
+        self.unreadable: list[str] = []
+        """Ignore files that are not readable regular files (a FIFO named `.gitignore`...), root-relative: their
+        rules are not applied, and a reader that would block on them (ripgrep) must not read them either."""
 
     def note_listing(self, reldir: str, names: list[str]) -> None:
         """Tell the rules what a directory holds, so one without a `.gitignore` is not probed for it."""
@@ -203,10 +218,14 @@ class IgnoreRules:
             self._no_gitignore.add(reldir)
 
     def _read(self, path: Path) -> list[str]:
+        # never blocks on a FIFO named .gitignore; the patterns are only matched, never shown
         try:
-            return path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+            data = read_regular(path, rel=str(path), max_bytes=_MAX_RULES_BYTES, follow=True)
+        except Refused as refused:
+            if refused.reason is not Refusal.broken_symlink:
+                self.unreadable.append(os.path.relpath(path, self.root))
             return []
+        return data.decode("utf-8", errors="replace").splitlines()
 
     def groups_for(self, reldir: str) -> tuple[_Group, ...]:
         """The gitignore rule groups in force inside directory `reldir` ("" for the root), outermost first."""
@@ -267,6 +286,28 @@ def _is_binary(path: Path, sniff_bytes: int) -> bool:
         return b"\0" in fh.read(sniff_bytes)
 
 
+class MapCancelled(Exception):
+    """The caller's cancel event was set while the map was being built (walk, read, parse or graph): no map."""
+
+
+_CANCEL_CHECK_EVERY = 256
+"""Entries between two looks at the cancel event (a look costs a lock; a directory entry far less)."""
+
+
+@dataclass
+class _Frame:
+    """One directory on the walk's stack."""
+
+    absdir: str
+    reldir: str
+    depth: int
+    """0 for the root."""
+    via_link: bool
+    """Reached through a followed symlink, so its entries' real paths differ from their spelling."""
+    ancestors: tuple[tuple[int, int], ...]
+    """(device, inode) of the real directories from the root down to this one (symlink-loop detection)."""
+
+
 def walk_files(
     root: Path | str,
     config: MapConfig | None = None,
@@ -274,83 +315,120 @@ def walk_files(
     extensions: frozenset[str] | None = None,
     sniff: bool = True,
     rules: IgnoreRules | None = None,
+    gate: Gate | None = None,
+    cancel: threading.Event | None = None,
 ) -> WalkResult:
-    """Every file under `root` that passes the ignore rules, size limit and binary sniff, sorted by path.
+    """Every file under `root` that passes the ignore rules, the gate, the depth cap, size limit and binary sniff,
+    sorted by path.
 
-    `extensions` (lower-case, with the dot) keeps only those files; others count as `unsupported`.
-    With `sniff=False` the binary check is left to the caller (who reads the file anyway).
+    Iterative (a directory 10,000 levels deep costs no stack); directories deeper than `config.max_depth` are
+    skipped as `too_deep`. Symlinks (and paths under a followed directory symlink) are judged by their real target
+    through `gate` (denied, escaping, looping, broken: each a recorded skip). `extensions` (lower-case, with the
+    dot) keeps only those files; others count as `unsupported`. With `sniff=False` the binary check is left to
+    the caller (who reads the file anyway). Raises `MapCancelled` once `cancel` is set.
     """
     config = config or MapConfig()
     root = Path(root)
     rules = rules or IgnoreRules(root, config)
     result = WalkResult()
     try:
-        root_real = os.path.realpath(root)
+        gate = gate or Gate(root, deny=config.deny)
         root_stat = os.stat(root)
     except OSError:
         result.skip(SkipReason.unreadable)
         return result
-    root_prefix = root_real.rstrip(os.sep) + os.sep
-    max_bytes = config.max_file_bytes
-    visiting: set[tuple[int, int]] = {(root_stat.st_dev, root_stat.st_ino)}
-
-    def visit(absdir: str, reldir: str) -> None:
+    deny = gate.rules
+    stack = [_Frame(str(root), "", 0, False, ((root_stat.st_dev, root_stat.st_ino),))]
+    seen = 0
+    while stack:
+        frame = stack.pop()
         try:
-            with os.scandir(absdir) as it:
+            with os.scandir(frame.absdir) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             result.skip(SkipReason.unreadable)
-            return
-        rules.note_listing(reldir, [e.name for e in entries])
+            continue
+        rules.note_listing(frame.reldir, [e.name for e in entries])
+        subdirs: list[_Frame] = []
         for entry in entries:
-            rel = f"{reldir}/{entry.name}" if reldir else entry.name
+            seen += 1
+            if cancel is not None and seen % _CANCEL_CHECK_EVERY == 0 and cancel.is_set():
+                raise MapCancelled("cancelled while walking")
+            rel = f"{frame.reldir}/{entry.name}" if frame.reldir else entry.name
             try:
-                is_link = entry.is_symlink()
-                if is_link and not config.follow_symlinks:
-                    continue
-                try:
-                    st = entry.stat(follow_symlinks=True)
-                except FileNotFoundError:
-                    result.skip(SkipReason.broken_symlink if is_link else SkipReason.unreadable)
-                    continue
-                except OSError as exc:
-                    is_loop = getattr(exc, "errno", None) == 40  # ELOOP
-                    result.skip(SkipReason.symlink_loop if is_loop else SkipReason.unreadable)
-                    continue
-                is_dir = _stat.S_ISDIR(st.st_mode)
-                if not is_dir and not _stat.S_ISREG(st.st_mode):
-                    continue
-                reason = rules.match(rel, is_dir)
-                if reason is not None:
-                    result.skip(reason)
-                    continue
-                if is_link:
-                    real = os.path.realpath(entry.path)
-                    if real != root_real and not real.startswith(root_prefix):
-                        result.skip(SkipReason.symlink_escape)
-                        continue
-                if is_dir:
-                    key = (st.st_dev, st.st_ino)
-                    if key in visiting:
-                        result.skip(SkipReason.symlink_loop)
-                        continue
-                    visiting.add(key)
-                    visit(entry.path, rel)
-                    visiting.discard(key)
-                    continue
-                if extensions is not None and _extension(entry.name) not in extensions:
-                    result.skip(SkipReason.unsupported)
-                    continue
-                if st.st_size > max_bytes:
-                    result.skip(SkipReason.too_large)
-                    continue
-                if sniff and _is_binary(Path(entry.path), config.sniff_bytes):
-                    result.skip(SkipReason.binary)
-                    continue
-                result.files.append(WalkedFile(rel, st.st_size, st.st_mtime_ns))
+                sub = _judge(entry, rel, frame, config, rules, gate, deny, result)
             except OSError:
                 result.skip(SkipReason.unreadable)
-
-    visit(str(root), "")
+                continue
+            if sub is None:
+                continue
+            if sub is True:
+                if not _keep_file(entry, rel, config, extensions, sniff, result):
+                    continue
+                st = entry.stat(follow_symlinks=True)
+                result.files.append(WalkedFile(rel, st.st_size, st.st_mtime_ns))
+                continue
+            subdirs.append(sub)
+        stack.extend(reversed(subdirs))
     result.files.sort(key=lambda f: f.path)
     return result
+
+
+def _judge(entry: os.DirEntry, rel: str, frame: _Frame, config: MapConfig, rules: IgnoreRules, gate: Gate,
+           deny: DenyRules, result: WalkResult) -> _Frame | bool | None:
+    """One directory entry: a frame to walk, True for a file to consider, None when skipped (and counted)."""
+    is_link = entry.is_symlink()
+    if is_link and not config.follow_symlinks:
+        return None
+    if entry.name == ".git":  # always left out, by IgnoreRules too; not counted as a refused secret
+        result.skip(SkipReason.excluded)
+        return None
+    if deny.denies_name(entry.name) or deny.denies_path(rel):
+        result.skip(SkipReason.denied)
+        return None
+    try:
+        st = entry.stat(follow_symlinks=True)
+    except FileNotFoundError:
+        result.skip(SkipReason.broken_symlink if is_link else SkipReason.unreadable)
+        return None
+    except OSError as exc:
+        result.skip(SkipReason.symlink_loop if exc.errno == errno.ELOOP else SkipReason.unreadable)
+        return None
+    is_dir = _stat.S_ISDIR(st.st_mode)
+    if not is_dir and not _stat.S_ISREG(st.st_mode):
+        result.skip(SkipReason.not_regular)
+        return None
+    reason = rules.match(rel, is_dir)
+    if reason is not None:
+        result.skip(reason)
+        return None
+    if is_link or frame.via_link or (not is_dir and st.st_nlink > 1):
+        try:
+            gate.resolve(rel)
+        except Refused as refused:
+            result.skip(SkipReason(refused.reason.value))
+            return None
+    if not is_dir:
+        return True
+    key = (st.st_dev, st.st_ino)
+    if key in frame.ancestors:
+        result.skip(SkipReason.symlink_loop)
+        return None
+    if frame.depth + 1 > config.max_depth:
+        result.skip(SkipReason.too_deep)
+        return None
+    return _Frame(entry.path, rel, frame.depth + 1, frame.via_link or is_link, (*frame.ancestors, key))
+
+
+def _keep_file(entry: os.DirEntry, rel: str, config: MapConfig, extensions: frozenset[str] | None, sniff: bool,
+               result: WalkResult) -> bool:
+    if extensions is not None and _extension(entry.name) not in extensions:
+        result.skip(SkipReason.unsupported)
+        return False
+    if entry.stat(follow_symlinks=True).st_size > config.max_file_bytes:
+        result.skip(SkipReason.too_large)
+        return False
+    if sniff and _is_binary(Path(entry.path), config.sniff_bytes):
+        result.skip(SkipReason.binary)
+        return False
+    return True

@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from app.dashboard.charts import Bar, Point, bar_chart, histogram, line_chart
 from app.dashboard.highlight import highlight_lines
+from repomap.gate import DenyRules, Gate, Refusal, Refused
 from schemas.enums import Feedback, Phase, Status, ToolName
 
 TERMINAL = frozenset({Status.done, Status.failed, Status.cancelled, Status.skipped})
@@ -147,16 +148,20 @@ def web_url(location: str | None, commit: str | None, path: str, start: int, end
     return f"https://gitlab.com/{slug}/-/blob/{commit}/{safe_path}{anchor}"
 
 
+_MAX_SOURCE_BYTES = 8 << 20
+"""Largest file an excerpt is read from."""
+
+
 def read_source(location: str | None, commit: str | None, path: str, trees: Sequence[Path] = ()) -> str | None:
     """The text of `path` at `commit`, from a materialized tree or the local git repository; None when unavailable."""
-    if ".." in Path(path).parts or path.startswith("/"):
+    if ".." in Path(path).parts or path.startswith("/") or DenyRules().denies(path):
         return None
     for tree in trees:
-        candidate = tree / path
-        try:
-            if candidate.resolve().is_relative_to(tree.resolve()) and candidate.is_file():
-                return candidate.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        try:  # through the gate: a cited symlink to a secret (or out of the tree) is never excerpted
+            return Gate(tree).read_bytes(path, max_bytes=_MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+        except Refused as refused:
+            if refused.reason is Refusal.denied:
+                return None
             continue
     if location and commit and Path(location).is_dir() and re.fullmatch(r"[0-9a-fA-F]{7,64}", commit):
         try:

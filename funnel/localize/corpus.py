@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from repomap.gate import Gate, Refused
+
 __all__ = ("SymbolSpan", "FileDoc", "Corpus", "tokenize", "split_identifier", "regex_definitions")
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -175,16 +177,19 @@ class Corpus:
         definitions: Definitions | None = None,
         cache_dir: Path | None = None,
         max_file_bytes: int = 1_000_000,
+        gate: Gate | None = None,
     ) -> Corpus:
-        """Read and count every file once (cached by content hash under `cache_dir`)."""
+        """Read and count every file once (cached by content hash under `cache_dir`), each through `gate` (default:
+        the tree's own, `repomap.gate.Gate(root)`): a path it refuses (a link to a secret...) is left out."""
         cache = _TermCache(cache_dir) if cache_dir is not None else None
+        gate = gate or Gate(root)
         docs: list[FileDoc] = []
         texts: dict[str, str] = {}
         pending: dict[str, tuple[str, str, list[SymbolSpan]]] = {}
         for path in paths:
             try:
-                data = (root / path).read_bytes()
-            except OSError:
+                data = gate.read_bytes(path, max_bytes=max_file_bytes)
+            except Refused:
                 continue
             if len(data) > max_file_bytes or b"\0" in data[:8192]:
                 continue

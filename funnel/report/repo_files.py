@@ -12,6 +12,7 @@ from funnel.errors import BugsleuthError, ToolError
 from funnel.limits import VerifyLimits
 from funnel.report.snippets import ELLIPSIS, find_snippet, snippet_chunks
 from funnel.tools.sandbox import Sandbox
+from repomap.gate import Refused
 
 __all__ = ("RepoFiles", "nearest", "sandbox_for")
 
@@ -66,13 +67,10 @@ class RepoFiles:
     def lines(self, rel: str) -> list[str] | None:
         """The file's lines, or None when it is too large to check."""
         if rel not in self._texts:
-            real = self.sb.root / rel
-            try:
-                if real.stat().st_size > self.limits.max_file_bytes:
-                    self._texts[rel] = None
-                else:
-                    self._texts[rel] = real.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
+            try:  # through the gate: a quoted snippet can never come from a withheld file
+                data = self.sb.gate.read_bytes(rel, max_bytes=self.limits.max_file_bytes)
+                self._texts[rel] = data.decode("utf-8", errors="replace").splitlines()
+            except Refused:
                 self._texts[rel] = None
         return self._texts[rel]
 

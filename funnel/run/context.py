@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from funnel.run import prompts
 from funnel.tools.sandbox import Sandbox
 from repomap import RepoMap, build_repo_map
 from repomap.focus import Focus
+from repomap.walk import MapCancelled
 from schemas.report import BugReport
 
 __all__ = ("ContextRequest", "Contexts")
@@ -37,6 +39,8 @@ class ContextRequest:
     """Run the lexical pre-pass (the explorer asks for it and the limits allow it)."""
     git_dir: Path | str | None = None
     commit: str | None = None
+    cancel: threading.Event | None = None
+    """Set when the run is cancelled: the map build stops (`MapCancelled`)."""
 
 
 class Contexts:
@@ -55,7 +59,7 @@ class Contexts:
 
 def _context(req: ContextRequest) -> tuple[ExplorerContext, Prepass | None]:
     """Build the sandbox, the focused repo map, the explorer context, the history source and (when asked) the
-    lexical pre-pass."""
+    lexical pre-pass. Raises `MapCancelled` when `cancel` is set during the map build (the run is ending)."""
     report, root, repo_map, limits = req.report, req.root, req.repo_map, req.limits
     focus = None
     try:
@@ -64,7 +68,10 @@ def _context(req: ContextRequest) -> tuple[ExplorerContext, Prepass | None]:
         _log.warning("could not extract a focus from the report", exc_info=True)
     if repo_map is None:
         try:
-            repo_map = build_repo_map(root, focus=focus or report.text, token_budget=limits.repo_map_tokens)
+            repo_map = build_repo_map(root, focus=focus or report.text, token_budget=limits.repo_map_tokens,
+                                      cancel=req.cancel)
+        except MapCancelled:
+            raise
         except Exception:  # the map helps, it is not essential: explore without it
             _log.warning("repo map unavailable for %s", root, exc_info=True)
     source = HistorySource.locate(root, req.git_dir, req.commit) if limits.history else None

@@ -28,11 +28,12 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage
 
 from funnel.cancel import CancelToken
-from funnel.errors import RunFailed, StopRun, UserError
+from funnel.errors import Cancelled, RunFailed, StopRun, UserError
 from funnel.explorers import AgentExplorer, Explorer, ExplorerSpec, ReportCommand, explorer_name, resolve_explorer, traits_of
 from funnel.limits import Limits
 from funnel.localize.history import HistorySource
 from funnel.localize.prepass import render_candidates
+from funnel.report.redact import redact_diagnosis, redact_text, withheld_values
 from funnel.report.verify import verify_report
 from funnel.run import prompts
 from funnel.run.budget import guarded
@@ -44,6 +45,7 @@ from funnel.run.outcome import assemble_diagnosis, fallback_reason, mark_fallbac
 from funnel.run.state import RunState
 from funnel.run.trace import TraceWriter
 from repomap import RepoMap
+from repomap.walk import MapCancelled
 from schemas.diagnosis import Diagnosis, Termination
 from schemas.enums import Phase, StopReason
 from schemas.report import BugReport
@@ -107,7 +109,8 @@ async def investigate(
     traits = traits_of(explorer)
     wants_prepass = traits.prepass and limits.prepass and limits.prepass_candidates > 0
     contexts = Contexts(ContextRequest(report=report, root=root, repo_map=repo_map, extra=extra_context, memory=memory,
-                                       limits=limits, prepass=wants_prepass, git_dir=git_dir, commit=commit))
+                                       limits=limits, prepass=wants_prepass, git_dir=git_dir, commit=commit,
+                                       cancel=cancel.event))
     transcript: list[ModelMessage] = []
     run = _Run(tracer=tracer, limits=limits, root=root, cancel=cancel, hooks=hooks or default_hooks(),
                deadline=started + limits.timeout_s, started=started, transcript=transcript, contexts=contexts,
@@ -121,6 +124,9 @@ async def investigate(
             fallback = f"offline (fallback from {name}: {short(reason)})"
             outcome = await run.once(resolve_explorer("offline"), fallback)
             mark_fallback(outcome.diagnosis, first.state, name, reason, fallback)
+        values = await asyncio.to_thread(withheld_values, root)  # the last guard (funnel/report/redact.py)
+        outcome.diagnosis = redact_diagnosis(outcome.diagnosis, values)
+        outcome.markdown = redact_text(outcome.markdown, values)
     finally:
         try:
             if outcome is not None:
@@ -200,7 +206,10 @@ class _Run:
 async def _attempts(state: RunState, explorer: Explorer, contexts: Contexts, transcript: list[ModelMessage],
                     summarize: Summarizer | None) -> tuple[str, list[str]]:  # fmt: skip
     """The attempt loop: explore, verify, and retry with the verifier's findings."""
-    ctx, found = await contexts.get()
+    try:
+        ctx, found = await contexts.get()
+    except MapCancelled:  # the map build saw the cancel first
+        raise Cancelled(state.cancel.reason or "cancelled") from None
     state.sandbox, state.index = ctx.sandbox, ctx.index
     repo_map, candidates = ctx.repo_map, None
     if found is not None and traits_of(explorer).prepass:  # not for the offline fallback sharing the context

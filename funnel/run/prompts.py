@@ -11,6 +11,7 @@ from pathlib import Path
 
 from funnel.limits import Limits
 from funnel.report.template import REPORT_TEMPLATE
+from repomap.gate import Gate, Refused
 from schemas.enums import Phase
 from schemas.report import BugReport
 
@@ -53,16 +54,15 @@ def load_memory(root: Path, limits: Limits, notes: str | None = None) -> str | N
     if notes and notes.strip():
         parts.append("Notes from people who reviewed earlier diagnoses:\n" + notes.strip())
     if limits.memory_file:
-        path = root / limits.memory_file
-        try:
-            if path.is_file() and path.resolve().is_relative_to(root.resolve()):
-                text = path.read_text(encoding="utf-8", errors="replace").strip()
-                if len(text) > limits.memory_max_chars:
-                    text = text[: limits.memory_max_chars] + f"\n[... {limits.memory_file} trimmed]"
-                if text:
-                    parts.append(f"The repository's own notes ({limits.memory_file}):\n{text}")
-        except OSError:
-            pass
+        try:  # through the gate: an AGENTS.md that links to .env is refused, not read
+            data = Gate(root).read_bytes(limits.memory_file, head=4 * limits.memory_max_chars + 4)
+        except (Refused, OSError):
+            data = b""
+        text = data.decode("utf-8", errors="replace").strip()
+        if len(text) > limits.memory_max_chars:
+            text = text[: limits.memory_max_chars] + f"\n[... {limits.memory_file} trimmed]"
+        if text:
+            parts.append(f"The repository's own notes ({limits.memory_file}):\n{text}")
     return "\n\n".join(parts) or None
 
 

@@ -152,7 +152,7 @@ def list_dir(sb: Sandbox, path: str = ".", depth: int = 1) -> ListResult:
                 else:
                     e.omitted_children = len(scan(Path(entry.path), erel, count=False))
             elif stat.S_ISREG(st.st_mode):
-                if sb.is_secret(erel):
+                if sb.is_secret(erel) or (st.st_nlink > 1 and sb.withholds(erel)):  # a hard link to a secret
                     entries.append(ListEntry(erel, "file", level, withheld=True))
                 else:
                     entries.append(ListEntry(erel, "file", level, size=st.st_size))

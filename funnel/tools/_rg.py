@@ -14,7 +14,7 @@ from typing import IO
 
 from funnel.errors import UnrecoverableError
 from funnel.tools.sandbox import Sandbox
-from repomap.config import DEPENDENCY_DIRS
+from repomap.config import DEPENDENCY_DIRS, MAX_DEPTH
 
 __all__ = ("RipgrepRun", "find_rg", "rg_args")
 
@@ -48,6 +48,7 @@ def rg_args(
     ignore_case: bool = False,
     context: int = 0,
     max_per_file: int = 10,
+    vcs_ignore: bool = True,
 ) -> list[str]:
     """The exact ripgrep command line `search` runs (from the repository root), for reuse by benchmarks."""
     # The real ripgrep binary in a subprocess, not an in-process binding such as `ripgrep-python`:
@@ -66,7 +67,12 @@ def rg_args(
         "path",
         "--max-count",
         str(max_per_file),
+        "--max-depth",  # the map's depth cap: a 10,000-level tree is not walked to the bottom
+        str(MAX_DEPTH + 1),
+        "--no-ignore-dot",  # like the map's walker: .gitignore only (a FIFO named .ignore would block ripgrep)
     ]
+    if not vcs_ignore:
+        args.append("--no-ignore-vcs")
     for g in globs:
         args += ["--glob", g]
     for g in exclude:

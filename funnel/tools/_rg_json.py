@@ -149,7 +149,7 @@ def read_output(run: RipgrepRun, out: Collected, sb: Sandbox, lim: ToolLimits, *
         rel = _text(data.get("path")).removeprefix("./")
         secret = secret_cache.get(rel)
         if secret is None:
-            secret = secret_cache[rel] = sb.is_secret(rel)
+            secret = secret_cache[rel] = sb.withholds(rel)  # by name, or a link to a secret
         if secret:
             continue
         number = data.get("line_number") or 0

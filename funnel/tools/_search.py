@@ -36,6 +36,8 @@ class SearchResult:
     """Why the search stopped early, when it did."""
     max_output_bytes: int = 24_000
     """Byte cap applied by `render`."""
+    note: str | None = None
+    """A caveat about how the search ran (e.g. `.gitignore` rules not applied), shown after the matches."""
 
     def render(self) -> str:
         """The text the agent sees: `path:line: text` per match, `path-line- text` for context."""
@@ -43,7 +45,7 @@ class SearchResult:
             head = f"No matches for {self.pattern!r}."
             if self.stopped_reason:
                 head += f" (search stopped early: {self.stopped_reason})"
-            return head
+            return head + (f" [{self.note}]" if self.note else "")
         out: list[str] = []
         last_path = None
         for m in self.matches:
@@ -71,6 +73,8 @@ class SearchResult:
         summary += "]"
         out.append("")
         out.append(summary)
+        if self.note:
+            out.append(f"[{self.note}]")
         return cap_bytes("\n".join(out), self.max_output_bytes, hint="narrow the pattern or add a glob")
 
 
@@ -154,8 +158,11 @@ def search(
     target_rel = sb.relative(target)
     if target.is_file() and sb.is_binary(target):
         raise ToolError(f"Refused: {target_rel!r} is a binary file; search only covers text files.")
+    # ripgrep would block forever reading a FIFO named .gitignore: then no .gitignore is applied, and it is said
+    broken_rules = sb.unreadable_ignore_files()
     args = rg_args(sb, pattern, target_rel=target_rel, fixed_strings=fixed_strings, globs=req.include,
-                   exclude=req.exclude, ignore_case=ignore_case, context=req.context, max_per_file=max_per_file)  # fmt: skip
+                   exclude=req.exclude, ignore_case=ignore_case, context=req.context, max_per_file=max_per_file,
+                   vcs_ignore=not broken_rules)  # fmt: skip
     run = RipgrepRun(args, sb.root, timeout_s=req.timeout_s, cancel=cancel)
     out = Collected()
     try:
@@ -165,7 +172,8 @@ def search(
     if run.stop:
         out.complete = False
     _raise_for_errors(run, out, pattern)
-    return _result(sb, pattern, out, run.stop)
+    note = f".gitignore rules not applied: {printable(broken_rules[0])} is not a regular file" if broken_rules else None
+    return _result(sb, pattern, out, run.stop, note)
 
 
 def _raise_for_errors(run: RipgrepRun, out: Collected, pattern: str) -> None:
@@ -182,7 +190,7 @@ def _raise_for_errors(run: RipgrepRun, out: Collected, pattern: str) -> None:
         raise ToolError(f"search failed: {stderr.strip()[:2000]}")
 
 
-def _result(sb: Sandbox, pattern: str, out: Collected, stopped: str | None) -> SearchResult:
+def _result(sb: Sandbox, pattern: str, out: Collected, stopped: str | None, note: str | None) -> SearchResult:
     """The result, binary files left out (ripgrep skips them in directory searches; a named file is sniffed)."""
     binary_cache: dict[str, bool] = {}
     kept = []
@@ -199,4 +207,5 @@ def _result(sb: Sandbox, pattern: str, out: Collected, stopped: str | None) -> S
         complete=out.complete,
         stopped_reason=stopped,
         max_output_bytes=sb.limits.max_output_bytes,
+        note=note,
     )

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from funnel.errors import ToolError
@@ -81,12 +79,7 @@ def _is_exact(query: str, d: Any) -> bool:
 
 def _visible(sb: Sandbox, rel: str) -> bool:
     """False for a definition in a secret file, or behind a symlink that leads to one or out of the root."""
-    if sb.is_secret(rel):
-        return False
-    real = Path(os.path.realpath(sb.root / rel))
-    if real != sb.root and sb.root not in real.parents:
-        return False
-    return not sb.is_secret(sb.relative(real))
+    return not sb.withholds(rel)
 
 
 def find_symbol(sb: Sandbox, index: SymbolIndex, name: str) -> SymbolResult:

@@ -7,7 +7,6 @@ from outside the repository, from `.git/` internals or from a secret file, whate
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import os
 import re
 import stat
@@ -17,14 +16,14 @@ from typing import Literal
 
 from funnel.errors import ToolError, UnrecoverableError, UserError
 from funnel.limits import ToolLimits
-from repomap.config import SECRET_DIRS, SECRET_FILE_GLOBS, MapConfig
-from repomap.walk import walk_files
+from repomap.config import MapConfig
+from repomap.gate import DENY_GLOBS, Gate, Refusal, Refused
+from repomap.walk import IgnoreRules, walk_files
 
 __all__ = ("SECRET_GLOBS", "Sandbox", "ToolLimits", "cap_bytes", "printable")
 
-SECRET_GLOBS: tuple[str, ...] = (*SECRET_FILE_GLOBS, *SECRET_DIRS, ".git")
-"""File or directory names that are never shown, searched or read; a match on any path component withholds
-the whole subtree. Matched case-insensitively. `.git` covers every git internal (objects, config, hooks)."""
+SECRET_GLOBS: tuple[str, ...] = DENY_GLOBS
+"""File or directory names that are never shown, searched or read (`repomap.gate.DENY_GLOBS`, the one list)."""
 
 _BINARY_SNIFF_BYTES = 8192
 _MAX_WALK_PATHS = 200_000
@@ -79,26 +78,32 @@ class Sandbox:
         """The repository root, with symlinks resolved."""
         self.limits: ToolLimits = limits or ToolLimits()
         """Caps applied by every tool using this sandbox."""
-        self.deny: tuple[str, ...] = tuple(d.strip().strip("/") for d in deny if d.strip().strip("/"))
+        self.gate: Gate = Gate(self.root, deny=deny)
+        """The gate every path goes through (the same one the repo map reads with)."""
+        self.deny: tuple[str, ...] = self.gate.rules.deny
         """Per-repository deny patterns, added to `SECRET_GLOBS`."""
-        self._name_globs = tuple(g.lower() for g in SECRET_GLOBS) + tuple(
-            d.lower() for d in self.deny if "/" not in d
-        )
-        self._path_globs = tuple(d.lower() for d in self.deny if "/" in d)
         self._walk_cache: list[str] | None = None
+        self._rules: IgnoreRules
+        self._withheld: dict[str, bool] = {}
 
     # ---- secrets ---------------------------------------------------------------------------------
 
     def is_secret(self, rel: str) -> bool:
         """True when a repository-relative path is withheld (a secret file, `.git/` internals, or denied)."""
-        rel = rel.replace("\\", "/").strip("/")
-        if not rel or rel == ".":
-            return False
-        low = rel.lower()
-        for part in low.split("/"):
-            if any(fnmatch.fnmatchcase(part, g) for g in self._name_globs):
-                return True
-        return any(fnmatch.fnmatchcase(low, g) or fnmatch.fnmatchcase(low, g + "/*") for g in self._path_globs)
+        return self.gate.denies(rel)
+
+    def withholds(self, rel: str) -> bool:
+        """True when a path found by a tool (e.g. a search hit) must not be shown: withheld by its name or refused by
+        the gate for its real target (a symlink or hard link to a secret, a link out of the root). Cached."""
+        hit = self._withheld.get(rel)
+        if hit is None:
+            try:
+                self.gate.resolve(rel)
+                hit = False
+            except Refused:
+                hit = True
+            self._withheld[rel] = hit
+        return hit
 
     @property
     def rg_exclude_globs(self) -> tuple[str, ...]:
@@ -153,32 +158,13 @@ class Sandbox:
         rel = self.normalize(path)
         if self.is_secret(rel):
             raise ToolError(f"Refused: {rel!r} is withheld (secret files and .git internals are never shown).")
-        candidate = self.root / rel if rel != "." else self.root
-        real = Path(os.path.realpath(candidate))
-        if real != self.root and self.root not in real.parents:
-            raise ToolError(f"Refused: {rel!r} is a symlink that points outside the repository.")
-        real_rel = self.relative(real)
-        if self.is_secret(real_rel):
-            raise ToolError(f"Refused: {rel!r} leads to a withheld file (secrets and .git internals are never shown).")
         try:
-            st = os.stat(real)
-        except FileNotFoundError:
-            raise ToolError(self._not_found_message(rel)) from None
-        except NotADirectoryError:
-            raise ToolError(self._not_found_message(rel)) from None
-        except OSError as exc:
-            raise ToolError(f"Refused: {rel!r} cannot be opened ({exc.strerror}).") from None
-        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
-            what = (
-                "a FIFO"
-                if stat.S_ISFIFO(st.st_mode)
-                else "a socket"
-                if stat.S_ISSOCK(st.st_mode)
-                else "a device file"
-                if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
-                else "not a regular file"
-            )
-            raise ToolError(f"Refused: {rel!r} is {what}; only regular files and directories can be read.")
+            resolved = self.gate.resolve(rel)
+        except Refused as refused:
+            if refused.reason is Refusal.broken_symlink:
+                raise ToolError(self._not_found_message(rel)) from None
+            raise ToolError(f"Refused: {refused}.") from None
+        real, st = resolved.real, resolved.st
         if kind == "file" and stat.S_ISDIR(st.st_mode):
             raise ToolError(f"{rel!r} is a directory, not a file. Use list_dir to see its entries.")
         if kind == "dir" and not stat.S_ISDIR(st.st_mode):
@@ -198,8 +184,15 @@ class Sandbox:
     def known_paths(self) -> list[str]:
         """Every non-secret file and directory path under the root, per the repo map's ignore rules (cached)."""
         if self._walk_cache is None:
-            self._walk_cache = [p for p in _walk_paths(self.root, limit=_MAX_WALK_PATHS) if not self.is_secret(p)]
+            self._rules = IgnoreRules(self.root)
+            walked = _walk_paths(self.root, limit=_MAX_WALK_PATHS, rules=self._rules)
+            self._walk_cache = [p for p in walked if not self.is_secret(p)]
         return self._walk_cache
+
+    def unreadable_ignore_files(self) -> list[str]:
+        """`.gitignore` files that are not regular files (a FIFO would block ripgrep forever); walks once."""
+        self.known_paths()
+        return self._rules.unreadable
 
     def nearest_paths(self, rel: str, n: int = 5) -> list[str]:
         """The existing paths closest to a path that does not exist (same file name first, then similar spelling)."""
@@ -235,9 +228,10 @@ class Sandbox:
         return ""
 
 
-def _walk_paths(root: Path, *, limit: int) -> list[str]:
+def _walk_paths(root: Path, *, limit: int, rules: IgnoreRules | None = None) -> list[str]:
     """Every file and directory path the repo map's walker keeps (any size, binaries too), for suggestions."""
-    result = walk_files(root, MapConfig(max_file_bytes=1 << 62), sniff=False)
+    config = MapConfig(max_file_bytes=1 << 62)
+    result = walk_files(root, config, sniff=False, rules=rules or IgnoreRules(root, config))
     files = [f.path for f in result.files[:limit]]
     dirs: set[str] = set()
     for p in files:
