@@ -7,6 +7,7 @@ tests/app/test_hostile_dashboard.py); none may ever show one of `SECRETS`.
 from __future__ import annotations
 
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +58,12 @@ def load():
     """Read the settings (crashes when DATABASE_PASSWORD is missing)."""
     return dict(line.split("=", 1) for line in open(".env").read().splitlines())["DATABASE_PASSWORD"]
 '''
+
+
+def remove_hostile(base: Path) -> None:
+    """Remove a tree `build_hostile` wrote: GNU rm walks it iteratively, where Python's `shutil.rmtree` (and so
+    pytest's clean-up of old temporary directories) recurses and fails on the 1,200-level `deep/`."""
+    subprocess.run(["rm", "-rf", "--", str(base)], check=True)
 
 
 def build_hostile(base: Path) -> Hostile:

@@ -24,14 +24,16 @@ from funnel.report.verify import verify_report
 from repomap import MapConfig, build_repo_map, walk_files
 from repomap.gate import Gate, Refused
 from schemas.report import BugReport
-from tests.hostile import LINKS_TO_SECRETS, ODD_FILES, SECRET, build_hostile, leaks
+from tests.hostile import LINKS_TO_SECRETS, ODD_FILES, SECRET, build_hostile, leaks, remove_hostile
 
 ISSUE_REPORT = BugReport(title="load() crashes", body="KeyError: DATABASE_PASSWORD\n\nloader.py load settings.py")
 
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
-    return build_hostile(tmp_path_factory.mktemp("hostile"))
+    base = tmp_path_factory.mktemp("hostile")
+    yield build_hostile(base)
+    remove_hostile(base)
 
 
 @pytest.fixture(scope="module")

@@ -9,19 +9,21 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from app import _dashboard_view as view
+from app.dashboard import view
 from app import service
 from app.config import Settings
 from app.main import create_app
 from schemas import Diagnosis
 from schemas.diagnosis import AffectedFile, RootCause
 from tests.app.dashboard.test_dashboard_pages import submit, wait_terminal
-from tests.hostile import LINKS_TO_SECRETS, SECRET, build_hostile, leaks
+from tests.hostile import LINKS_TO_SECRETS, SECRET, build_hostile, leaks, remove_hostile
 
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
-    return build_hostile(tmp_path_factory.mktemp("hostile"))
+    base = tmp_path_factory.mktemp("hostile")
+    yield build_hostile(base)
+    remove_hostile(base)
 
 
 @pytest.mark.parametrize("rel", [*LINKS_TO_SECRETS, ".env", ".ssh/config", ".git/config", "app/pipe.py"])
