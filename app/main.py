@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from app.batch import IntakeBatcher
 from app.config import Settings, get_settings
 from app.db import Database
+from app.errors import install_error_handlers
 from app.observability import Metrics, MetricsMiddleware, configure_logging
 from app.runtime import InvestigateFn, Runtime
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -148,6 +149,7 @@ def create_app(settings: Settings | None = None, *, investigate_fn: InvestigateF
         docs_url=None,
         redoc_url=None,
     )
+    install_error_handlers(app)
     app.state.settings = settings
     app.state.metrics = metrics
 
