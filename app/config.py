@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
 from functools import lru_cache
@@ -18,6 +17,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from app.hosts import is_loopback
 from schemas import Classification
 
 MIN_TOKEN_CHARS = 16
@@ -188,7 +188,7 @@ class Settings(BaseSettings):
         token = self.api_token.get_secret_value() if self.api_token is not None else None
         if token is not None and not token.strip():
             raise ConfigurationError("BUGSLEUTH_API_TOKEN is empty: unset it, or set a real token")
-        if _is_loopback(self.host):
+        if self.host.strip() and is_loopback(self.host):  # an empty host binds every interface
             return
         if not token:
             raise ConfigurationError(
@@ -199,15 +199,6 @@ class Settings(BaseSettings):
                 f"BUGSLEUTH_API_TOKEN has {len(token.strip())} characters; beyond loopback it needs at least "
                 f"{MIN_TOKEN_CHARS} (make one: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
             )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @lru_cache(maxsize=1)

@@ -18,6 +18,19 @@ LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost
 """Host names that always mean this machine."""
 
 
+def is_loopback(host: str | None) -> bool:
+    """Whether a bind address only accepts connections from this machine."""
+    if not host:
+        return True
+    host = host.strip().strip("[]").lower()
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def host_name(header: str) -> str:
     """The name in a `Host` header, lower case, without port, brackets or trailing dot."""
     value = header.strip().lower()

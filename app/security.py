@@ -13,12 +13,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import ipaddress
 import json
 import os
 import secrets
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,9 +28,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.hosts import LOOPBACK_NAMES, HostPolicy
+from app.hosts import HostPolicy, is_loopback
 from app.sessions import FILE_NAME as REVOKED_FILE
-from app.sessions import SessionRevocations
+from app.sessions import LoginThrottle, SessionRevocations
 
 SESSION_COOKIE = "bugsleuth_session"
 """Name of the session cookie."""
@@ -93,19 +91,6 @@ class Session:
     """True after a successful login."""
     expires: int
     """Unix time after which the cookie is refused."""
-
-
-def is_loopback(host: str | None) -> bool:
-    """Whether a bind address only accepts connections from this machine."""
-    if not host:
-        return True
-    host = host.strip().strip("[]").lower()
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _setting(settings: Any, *names: str, default: Any = None) -> Any:
@@ -281,31 +266,6 @@ def end_session(request: Request) -> None:
     if session.authenticated:
         request.app.state.session_revocations.revoke(session.nonce, session.expires)
     start_login(request, authenticated=False)
-
-
-class LoginThrottle:
-    """Counts failed logins per client address and refuses more than the policy allows in its window."""
-
-    def __init__(self, policy: AccessPolicy) -> None:
-        self._policy = policy
-        self._failures: dict[str, deque[float]] = {}
-
-    def _recent(self, client: str) -> deque[float]:
-        times = self._failures.setdefault(client, deque())
-        cutoff = time.monotonic() - self._policy.login_window_s
-        while times and times[0] < cutoff:
-            times.popleft()
-        return times
-
-    def blocked(self, client: str) -> bool:
-        """Whether this client has failed too often recently."""
-        return len(self._recent(client)) >= self._policy.max_login_failures
-
-    def failed(self, client: str) -> None:
-        """Record one failed attempt."""
-        self._recent(client).append(time.monotonic())
-        if len(self._failures) > 10_000:  # bounded memory against address-spraying
-            self._failures.clear()
 
 
 # ---------------------------------------------------------------------------------------------- the middleware

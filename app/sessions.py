@@ -1,4 +1,6 @@
-"""Revoked sessions: logout ends a session for good, not only in the browser that logged out.
+"""Login state beyond the signed cookie: revoked sessions and the failed-login throttle.
+
+Logout ends a session for good, not only in the browser that logged out.
 
 Session cookies are stateless (signed, with an expiry), so a copy of a logged-in cookie would stay valid
 until it expires. Logging out records the session's id here until that expiry. The list is kept in a file
@@ -11,7 +13,9 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import deque
 from pathlib import Path
+from typing import Protocol
 
 FILE_NAME = "revoked-sessions"
 """Name of the file in the data directory."""
@@ -79,3 +83,35 @@ class SessionRevocations:
             os.replace(tmp, self._path)
         except OSError:
             tmp.unlink(missing_ok=True)
+
+
+class ThrottleLimits(Protocol):
+    """The limits the throttle reads (`security.AccessPolicy` has them)."""
+
+    max_login_failures: int
+    login_window_s: float
+
+
+class LoginThrottle:
+    """Counts failed logins per client address and refuses more than the policy allows in its window."""
+
+    def __init__(self, policy: ThrottleLimits) -> None:
+        self._policy = policy
+        self._failures: dict[str, deque[float]] = {}
+
+    def _recent(self, client: str) -> deque[float]:
+        times = self._failures.setdefault(client, deque())
+        cutoff = time.monotonic() - self._policy.login_window_s
+        while times and times[0] < cutoff:
+            times.popleft()
+        return times
+
+    def blocked(self, client: str) -> bool:
+        """Whether this client has failed too often recently."""
+        return len(self._recent(client)) >= self._policy.max_login_failures
+
+    def failed(self, client: str) -> None:
+        """Record one failed attempt."""
+        self._recent(client).append(time.monotonic())
+        if len(self._failures) > 10_000:  # bounded memory against address-spraying
+            self._failures.clear()

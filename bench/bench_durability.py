@@ -239,9 +239,11 @@ async def kill_and_restart(cluster: Cluster, what: str, rng: random.Random, base
         assert victim is not None
         held = [r[0] for r in running] if backend == "sqlite" else []
     else:
-        slot = rng.randrange(len(cluster.workers))
+        # a random worker among those running investigations now (any worker when none is)
+        busy = [i for i, w in enumerate(cluster.workers) if any((r[3] or "").endswith(f":{w.pid}") for r in running)]
+        slot = rng.choice(busy or list(range(len(cluster.workers))))
         victim = cluster.workers[slot]
-        held = [r[0] for r in running if r[3] and r[3].endswith(f":{victim.pid}")]
+        held = [r[0] for r in running if (r[3] or "").endswith(f":{victim.pid}")]
     killed = time.monotonic()
     victim.send_signal(signal.SIGKILL)
     victim.wait()
