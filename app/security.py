@@ -278,8 +278,8 @@ def _wants_html(scope: Scope, headers: Headers) -> bool:
 class SecurityMiddleware:
     """Pure ASGI middleware (streams, including server-sent events, pass through untouched).
 
-    On each HTTP request: decode the session cookie, check bearer or session against the policy, refuse
-    cross-origin writes, and add the security headers (and a new session cookie when one was created).
+    On each HTTP request: refuse a `Host` the policy does not answer to (DNS rebinding), decode the session
+    cookie (a revoked one counts as none), check bearer or session against the policy, refuse cross-origin writes, and add the security headers (and a new session cookie when one was created).
     """
 
     def __init__(self, app: ASGIApp, policy: AccessPolicy, revocations: SessionRevocations) -> None:
@@ -307,7 +307,7 @@ class SecurityMiddleware:
             session = new_session(policy)
         state["session"] = session
         credentials = await BEARER(request)
-        bearer = credentials.credentials if credentials else None
+        bearer = credentials.credentials.strip() or None if credentials else None
         bearer_ok = token_matches(policy, bearer)
         state["auth"] = "bearer" if bearer_ok else "session" if session.authenticated else None
 
