@@ -11,19 +11,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.models import Investigation, Report
 from app.views import InvestigationSummary, Page
 from schemas import BugReport, Classification, Status
+from schemas.text import storable as storable_text
 
 FINISHED = (Status.done, Status.failed, Status.cancelled, Status.skipped)
 """Statuses an investigation never leaves (except through a rerun, which is a new investigation)."""
 
 
 def storable(text: str | None, limit: int | None = None) -> str | None:
-    """Text every backend accepts: no NUL characters (PostgreSQL refuses them), no lone surrogates."""
+    """Text every backend accepts (`schemas.text.storable`: NUL and lone surrogates become U+FFFD), cut to
+    `limit` characters."""
     if text is None:
         return None
-    if "\x00" in text:
-        text = text.replace("\x00", "")
-    if not text.isascii():
-        text = text.encode("utf-8", "replace").decode("utf-8")
+    text = storable_text(text)
     return text[:limit] if limit else text
 
 

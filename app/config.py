@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-import ipaddress
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
 
+from app.hosts import is_loopback
 from schemas import Classification
 
+MIN_TOKEN_CHARS = 16
+"""Shortest API token accepted when the service listens beyond loopback."""
 JobBackend = Literal["local", "procrastinate", "none"]
 """How investigations run: in-process pool, procrastinate workers, or not at all (store only)."""
 
@@ -48,7 +52,14 @@ class Settings(BaseSettings):
     port: int = 8000
     """Bind port of `bugsleuth serve`."""
     api_token: SecretStr | None = None
-    """Bearer token required on every write endpoint when set (mandatory when `host` is not loopback)."""
+    """Bearer token required on every write endpoint when set (mandatory, at least `MIN_TOKEN_CHARS`
+    characters, when `host` is not loopback)."""
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Host names the service answers to besides loopback names and IP literals (its public name behind a
+    proxy or tunnel); `*` answers to any. Comma-separated in the environment."""
+    forwarded_allow_ips: str | None = None
+    """Addresses of reverse proxies trusted for `X-Forwarded-For`/`-Proto` (comma-separated, `*` for any);
+    none: proxy headers are ignored and the client address is the connection's."""
 
     github_webhook_secret: SecretStr | None = None
     """HMAC secret of GitHub deliveries (`X-Hub-Signature-256`)."""
@@ -108,6 +119,17 @@ class Settings(BaseSettings):
     log_json: bool = True
     """Structured JSON logs (one object per line) instead of plain text."""
 
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        """`a.example,b.example` (env var) or a JSON/TOML list."""
+        if isinstance(value, str):
+            value = value.strip()
+            if value.startswith("["):
+                return json.loads(value)
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -157,10 +179,7 @@ class Settings(BaseSettings):
 
     def check(self) -> None:
         """Refuse unsafe or unusable combinations (raises ConfigurationError with what to do)."""
-        if not _is_loopback(self.host) and not self.api_token:
-            raise ConfigurationError(
-                f"host {self.host!r} is not loopback: set BUGSLEUTH_API_TOKEN so write endpoints need a token"
-            )
+        self._check_token()
         url = self.resolved_database_url
         if not (url.startswith("sqlite+aiosqlite://") or url.startswith("postgresql+psycopg://")):
             raise ConfigurationError(
@@ -170,13 +189,21 @@ class Settings(BaseSettings):
             raise ConfigurationError("job_backend 'procrastinate' needs a PostgreSQL database_url")
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    def _check_token(self) -> None:
+        token = self.api_token.get_secret_value() if self.api_token is not None else None
+        if token is not None and not token.strip():
+            raise ConfigurationError("BUGSLEUTH_API_TOKEN is empty: unset it, or set a real token")
+        if self.host.strip() and is_loopback(self.host):  # an empty host binds every interface
+            return
+        if not token:
+            raise ConfigurationError(
+                f"host {self.host!r} is not loopback: set BUGSLEUTH_API_TOKEN so write endpoints need a token"
+            )
+        if len(token.strip()) < MIN_TOKEN_CHARS:
+            raise ConfigurationError(
+                f"BUGSLEUTH_API_TOKEN has {len(token.strip())} characters; beyond loopback it needs at least "
+                f"{MIN_TOKEN_CHARS} (make one: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+            )
 
 
 @lru_cache(maxsize=1)

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import Depends, HTTPException, Request, status
+from fastapi import Depends, HTTPException, Request, Security, status
+from fastapi.security import HTTPAuthorizationCredentials
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings, get_settings
 from app.runtime import Runtime
+from app.security import BEARER
+
+ApiAuth = Security(BEARER)
+"""Declares the bearer scheme on a route or router (OpenAPI `security`, the Authorize button of `/docs`); the
+security middleware does the checking, with the same `BEARER` parser."""
 
 
 async def get_runtime(request: Request) -> Runtime:
@@ -50,22 +55,18 @@ ReadSessionDep = Annotated[AsyncSession, Depends(get_read_session, scope="functi
 """A read-only DB session, closed as soon as the handler returns (not after the response is sent)."""
 
 
-async def require_writer(request: Request, settings: SettingsDep) -> None:
+async def require_writer(
+    request: Request, settings: SettingsDep, _credentials: Annotated[HTTPAuthorizationCredentials | None, ApiAuth]
+) -> None:
     """Write endpoints need `Authorization: Bearer <api_token>` (or a logged-in dashboard session) when a
-    token is configured."""
-    if settings.api_token is None:
+    token is configured. The security middleware has already checked the token (`request.state.auth`)."""
+    if settings.api_token is None or getattr(request.state, "auth", None) in ("bearer", "session"):
         return
-    if getattr(request.state, "auth", None) == "session":
-        return
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    expected = settings.api_token.get_secret_value()
-    if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), expected.encode()):
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            "this endpoint needs 'Authorization: Bearer <token>' (BUGSLEUTH_API_TOKEN)",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
+    raise HTTPException(
+        status.HTTP_401_UNAUTHORIZED,
+        "this endpoint needs 'Authorization: Bearer <token>' (BUGSLEUTH_API_TOKEN)",
+        headers={"WWW-Authenticate": "Bearer"},
+    )
 
 
 Writer = Depends(require_writer)

@@ -15,6 +15,7 @@ from app.batch import IntakeBatcher
 from app.config import Settings, get_settings
 from app.dashboard import routes as dashboard
 from app.db import Database
+from app.errors import install_error_handlers
 from app.mcp_server.http import mount_mcp
 from app.observability import Metrics, MetricsMiddleware, configure_logging
 from app.routes import docs, health, investigations, reports, repos, webhooks
@@ -152,6 +153,7 @@ def create_app(settings: Settings | None = None, *, investigate_fn: InvestigateF
         docs_url=None,
         redoc_url=None,
     )
+    install_error_handlers(app)
     app.state.settings = settings
     app.state.metrics = metrics
 

@@ -24,6 +24,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
 from schemas import Classification, Feedback, Source, Status
+from schemas.text import storable
 
 
 def utcnow() -> datetime:
@@ -62,6 +63,25 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value
 
 
+class StorableText(TypeDecorator[str]):
+    """Text that every backend stores: lone surrogates and NUL (PostgreSQL refuses it) become U+FFFD on the way
+    in (`schemas.text.storable`), so no string that reached storage can fail the transaction. Inputs the caller
+    can fix are refused earlier, at the API (422)."""
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Any) -> str | None:
+        return storable(value) if isinstance(value, str) else value
+
+
+class StorableString(StorableText):
+    """`StorableText` in a `VARCHAR(length)` column."""
+
+    impl = String
+    cache_ok = True
+
+
 _BigId = BigInteger().with_variant(Integer(), "sqlite")
 """64-bit ids on PostgreSQL; INTEGER on SQLite so the column is the rowid alias (autoincrement)."""
 
@@ -78,11 +98,11 @@ class Repository(Base):
     __tablename__ = "repositories"
 
     id: Mapped[int] = mapped_column(_BigId, primary_key=True, autoincrement=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
+    name: Mapped[str] = mapped_column(StorableString(200), unique=True)
     """`owner/name`; webhooks match on it."""
-    location: Mapped[str] = mapped_column(Text)
+    location: Mapped[str] = mapped_column(StorableText())
     """Absolute local path or git URL."""
-    default_ref: Mapped[str | None] = mapped_column(String(200), default=None)
+    default_ref: Mapped[str | None] = mapped_column(StorableString(200), default=None)
     """Branch investigated when a report names no ref (None: the repository's HEAD)."""
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -94,14 +114,14 @@ class Report(Base):
 
     id: Mapped[int] = mapped_column(_BigId, primary_key=True, autoincrement=True)
     source: Mapped[Source] = mapped_column(_enum(Source, "source"))
-    repo: Mapped[str | None] = mapped_column(String(200), index=True)
-    title: Mapped[str] = mapped_column(Text, default="")
-    body: Mapped[str] = mapped_column(Text, default="")
-    ref: Mapped[str | None] = mapped_column(String(200), default=None)
+    repo: Mapped[str | None] = mapped_column(StorableString(200), index=True)
+    title: Mapped[str] = mapped_column(StorableText(), default="")
+    body: Mapped[str] = mapped_column(StorableText(), default="")
+    ref: Mapped[str | None] = mapped_column(StorableString(200), default=None)
     labels: Mapped[list[Any]] = mapped_column(default=list)
-    reporter: Mapped[str | None] = mapped_column(String(200), default=None)
-    url: Mapped[str | None] = mapped_column(Text, default=None)
-    external_id: Mapped[str | None] = mapped_column(String(200), default=None)
+    reporter: Mapped[str | None] = mapped_column(StorableString(200), default=None)
+    url: Mapped[str | None] = mapped_column(StorableText(), default=None)
+    external_id: Mapped[str | None] = mapped_column(StorableString(200), default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -116,19 +136,19 @@ class Investigation(Base):
 
     id: Mapped[int] = mapped_column(_BigId, primary_key=True, autoincrement=True)
     report_id: Mapped[int] = mapped_column(ForeignKey("reports.id", ondelete="CASCADE"), index=True)
-    repo: Mapped[str | None] = mapped_column(String(200))
+    repo: Mapped[str | None] = mapped_column(StorableString(200))
     status: Mapped[Status] = mapped_column(_enum(Status, "status"), default=Status.queued)
     classification: Mapped[Classification] = mapped_column(_enum(Classification, "classification"), index=True)
     classification_confidence: Mapped[float] = mapped_column(Float, default=0.0)
-    classification_reason: Mapped[str] = mapped_column(Text, default="")
-    explorer: Mapped[str] = mapped_column(String(300), default="offline")
-    extra_context: Mapped[str | None] = mapped_column(Text, default=None)
+    classification_reason: Mapped[str] = mapped_column(StorableText(), default="")
+    explorer: Mapped[str] = mapped_column(StorableString(300), default="offline")
+    extra_context: Mapped[str | None] = mapped_column(StorableText(), default=None)
     rerun_of: Mapped[int | None] = mapped_column(_BigId, default=None)
-    commit: Mapped[str | None] = mapped_column(String(64), default=None)
+    commit: Mapped[str | None] = mapped_column(StorableString(64), default=None)
     diagnosis: Mapped[dict[str, Any] | None] = mapped_column(default=None)
-    report_markdown: Mapped[str | None] = mapped_column(Text, default=None)
-    termination: Mapped[str | None] = mapped_column(String(32), default=None)
-    error: Mapped[str | None] = mapped_column(Text, default=None)
+    report_markdown: Mapped[str | None] = mapped_column(StorableText(), default=None)
+    termination: Mapped[str | None] = mapped_column(StorableString(32), default=None)
+    error: Mapped[str | None] = mapped_column(StorableText(), default=None)
     tool_calls: Mapped[int] = mapped_column(Integer, default=0)
     input_tokens: Mapped[int] = mapped_column(Integer, default=0)
     output_tokens: Mapped[int] = mapped_column(Integer, default=0)
@@ -137,7 +157,7 @@ class Investigation(Base):
     """Times a worker started this investigation (more than 1 after a crash or restart)."""
     job_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
     """procrastinate job id, when jobs run on procrastinate."""
-    worker: Mapped[str | None] = mapped_column(String(200), default=None)
+    worker: Mapped[str | None] = mapped_column(StorableString(200), default=None)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     commented: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -155,7 +175,7 @@ class TraceEventRow(Base):
     id: Mapped[int] = mapped_column(_BigId, primary_key=True, autoincrement=True)
     investigation_id: Mapped[int] = mapped_column(ForeignKey("investigations.id", ondelete="CASCADE"))
     run: Mapped[int] = mapped_column(Integer, default=1)
-    kind: Mapped[str] = mapped_column(String(32))
+    kind: Mapped[str] = mapped_column(StorableString(32))
     data: Mapped[dict[str, Any]] = mapped_column()
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -167,9 +187,9 @@ class FeedbackRow(Base):
 
     id: Mapped[int] = mapped_column(_BigId, primary_key=True, autoincrement=True)
     investigation_id: Mapped[int] = mapped_column(ForeignKey("investigations.id", ondelete="CASCADE"), index=True)
-    repo: Mapped[str | None] = mapped_column(String(200), index=True)
+    repo: Mapped[str | None] = mapped_column(StorableString(200), index=True)
     verdict: Mapped[Feedback] = mapped_column(_enum(Feedback, "feedback"))
-    note: Mapped[str] = mapped_column(Text, default="")
+    note: Mapped[str] = mapped_column(StorableText(), default="")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
@@ -181,11 +201,11 @@ class WebhookDelivery(Base):
 
     id: Mapped[int] = mapped_column(_BigId, primary_key=True, autoincrement=True)
     provider: Mapped[Source] = mapped_column(_enum(Source, "source"))
-    delivery_id: Mapped[str | None] = mapped_column(String(200), default=None)
+    delivery_id: Mapped[str | None] = mapped_column(StorableString(200), default=None)
     """The delivery id the sender claimed (unverified for unauthorized deliveries)."""
-    dedup_key: Mapped[str | None] = mapped_column(String(200), default=None)
+    dedup_key: Mapped[str | None] = mapped_column(StorableString(200), default=None)
     """Set only for authenticated deliveries, so a forged id can never block the real one."""
-    outcome: Mapped[str] = mapped_column(String(32))
-    reason: Mapped[str] = mapped_column(Text, default="")
+    outcome: Mapped[str] = mapped_column(StorableString(32))
+    reason: Mapped[str] = mapped_column(StorableText(), default="")
     investigation_id: Mapped[int | None] = mapped_column(_BigId, default=None)
     received_at: Mapped[datetime] = mapped_column(default=utcnow)

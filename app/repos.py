@@ -53,8 +53,24 @@ def _git(args: list[str], *, git_dir: Path | None = None, cwd: Path | None = Non
     return proc.stdout.strip()
 
 
+_NAME_SEGMENT = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def repository_name_problem(name: str) -> str | None:
+    """Why `name` cannot name a repository (None when it can): `owner/name` (or `group/sub/name`), each part
+    letters, digits, `.`, `_`, `-`, and no part `.` or `..` (names become directories in the data dir)."""
+    parts = name.split("/")
+    if all(_NAME_SEGMENT.fullmatch(p) and p not in (".", "..") for p in parts):
+        return None
+    return (
+        f"repository name {name[:200]!r} is not usable: give `owner/name`, each part made of letters, digits, "
+        "'.', '_' or '-', with no empty, '.' or '..' part"
+    )
+
+
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "__", name)
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "__", name)
+    return f"_{safe}" if safe.startswith(".") or not safe else safe  # never `.`, `..` or a hidden directory
 
 
 def tree_path(settings: Settings, repo_name: str, commit: str) -> Path:

@@ -13,21 +13,24 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import ipaddress
 import json
 import os
 import secrets
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from fastapi.security import HTTPBearer
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.hosts import HostPolicy, is_loopback
+from app.sessions import FILE_NAME as REVOKED_FILE
+from app.sessions import LoginThrottle, SessionRevocations
 
 SESSION_COOKIE = "bugsleuth_session"
 """Name of the session cookie."""
@@ -42,7 +45,13 @@ PUBLIC_PATHS = frozenset({"/login", "/health", "/ready", "/healthz", "/livez", "
 """Paths reachable without the token (the login page and liveness probes)."""
 PUBLIC_PREFIXES = ("/static/", "/webhooks/", "/api/webhooks/")
 """Path prefixes reachable without the token: static assets, and webhooks (they verify their own signatures)."""
-_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+BEARER = HTTPBearer(
+    auto_error=False,
+    scheme_name="bearer",
+    description="`Authorization: Bearer $BUGSLEUTH_API_TOKEN`: needed by every write when a token is set, and by "
+    "every read (pages, API, /metrics) when the service listens beyond loopback.",
+)
+"""The one parser of `Authorization: Bearer ...` (the middleware calls it; OpenAPI declares it)."""
 _UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -64,6 +73,12 @@ class AccessPolicy:
     """Failed logins allowed per client address per `login_window_s` before `/login` answers 429."""
     login_window_s: float = 300.0
     """Window for counting failed logins."""
+    hosts: HostPolicy = HostPolicy(check=False, names=frozenset())
+    """Which `Host` names are answered (DNS rebinding defence)."""
+
+    def host_allowed(self, header: str | None) -> bool:
+        """Whether a request with this `Host` header is served."""
+        return self.hosts.allows(header)
 
 
 @dataclass(frozen=True)
@@ -76,19 +91,6 @@ class Session:
     """True after a successful login."""
     expires: int
     """Unix time after which the cookie is refused."""
-
-
-def is_loopback(host: str | None) -> bool:
-    """Whether a bind address only accepts connections from this machine."""
-    if not host:
-        return True
-    host = host.strip().strip("[]").lower()
-    if host in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _setting(settings: Any, *names: str, default: Any = None) -> Any:
@@ -110,7 +112,10 @@ def access_policy(settings: Any) -> AccessPolicy:
     else:
         secret = _local_secret(_setting(settings, "data_dir"))
     secure = _setting(settings, "cookie_secure", default=True)
-    return AccessPolicy(require_auth=require, token=str(token) if token else None, secret=secret, cookie_secure=bool(secure))
+    hosts = HostPolicy.build(require_auth=require, bind_host=str(host), allowed=_setting(settings, "allowed_hosts", default=()))
+    return AccessPolicy(
+        require_auth=require, token=str(token) if token else None, secret=secret, cookie_secure=bool(secure), hosts=hosts
+    )
 
 
 def _local_secret(data_dir: Any) -> bytes:
@@ -153,10 +158,10 @@ def encode_session(policy: AccessPolicy, session: Session) -> str:
 
 def decode_session(policy: AccessPolicy, value: str | None, *, now: float | None = None) -> Session | None:
     """The session in a cookie value, or None when it is missing, forged, malformed or expired."""
-    if not value:
+    if not value or not value.isascii():
         return None
     payload, _, signature = value.rpartition(".")
-    if not payload or not hmac.compare_digest(signature, _sign(policy, payload)):
+    if not payload or not same_secret(signature, _sign(policy, payload)):
         return None
     try:
         version, expires_text, nonce, auth = payload.split(".")
@@ -190,17 +195,17 @@ def csrf_token_for(policy: AccessPolicy, session: Session) -> str:
     return _sign(policy, f"csrf.{session.nonce}")
 
 
+def same_secret(presented: str, expected: str) -> bool:
+    """Constant-time comparison of a presented secret with the expected one, as bytes: any text the client
+    sent (non-ASCII header bytes decode to Latin-1 characters) is merely a mismatch."""
+    return hmac.compare_digest(presented.encode("utf-8", "replace"), expected.encode("utf-8", "replace"))
+
+
 def token_matches(policy: AccessPolicy, candidate: str | None) -> bool:
     """Whether a presented token is the configured API token (constant-time)."""
     if not policy.token or not candidate:
         return False
-    return hmac.compare_digest(candidate.encode(), policy.token.encode())
-
-
-def _bearer(headers: Headers) -> str | None:
-    value = headers.get("authorization", "")
-    scheme, _, credentials = value.partition(" ")
-    return credentials.strip() if scheme.lower() == "bearer" and credentials.strip() else None
+    return same_secret(candidate, policy.token)
 
 
 def is_public(path: str) -> bool:
@@ -242,7 +247,7 @@ def csrf_ok(request: Request, submitted: str | None) -> bool:
     submitted = submitted or request.headers.get("x-csrf-token")
     if not submitted:
         return False
-    return hmac.compare_digest(submitted, csrf_token(request))
+    return same_secret(submitted, csrf_token(request))
 
 
 def start_login(request: Request, authenticated: bool) -> None:
@@ -255,33 +260,12 @@ def start_login(request: Request, authenticated: bool) -> None:
 
 
 def end_session(request: Request) -> None:
-    """Log out: the browser gets a fresh anonymous session with the response."""
+    """Log out: the session's id is revoked (a copy of its cookie is refused from now on, by every process)
+    and the browser gets a fresh anonymous session with the response."""
+    session = session_of(request)
+    if session.authenticated:
+        request.app.state.session_revocations.revoke(session.nonce, session.expires)
     start_login(request, authenticated=False)
-
-
-class LoginThrottle:
-    """Counts failed logins per client address and refuses more than the policy allows in its window."""
-
-    def __init__(self, policy: AccessPolicy) -> None:
-        self._policy = policy
-        self._failures: dict[str, deque[float]] = {}
-
-    def _recent(self, client: str) -> deque[float]:
-        times = self._failures.setdefault(client, deque())
-        cutoff = time.monotonic() - self._policy.login_window_s
-        while times and times[0] < cutoff:
-            times.popleft()
-        return times
-
-    def blocked(self, client: str) -> bool:
-        """Whether this client has failed too often recently."""
-        return len(self._recent(client)) >= self._policy.max_login_failures
-
-    def failed(self, client: str) -> None:
-        """Record one failed attempt."""
-        self._recent(client).append(time.monotonic())
-        if len(self._failures) > 10_000:  # bounded memory against address-spraying
-            self._failures.clear()
 
 
 # ---------------------------------------------------------------------------------------------- the middleware
@@ -294,13 +278,14 @@ def _wants_html(scope: Scope, headers: Headers) -> bool:
 class SecurityMiddleware:
     """Pure ASGI middleware (streams, including server-sent events, pass through untouched).
 
-    On each HTTP request: decode the session cookie, check bearer or session against the policy, refuse
-    cross-origin writes, and add the security headers (and a new session cookie when one was created).
+    On each HTTP request: refuse a `Host` the policy does not answer to (DNS rebinding), decode the session
+    cookie (a revoked one counts as none), check bearer or session against the policy, refuse cross-origin writes, and add the security headers (and a new session cookie when one was created).
     """
 
-    def __init__(self, app: ASGIApp, policy: AccessPolicy) -> None:
+    def __init__(self, app: ASGIApp, policy: AccessPolicy, revocations: SessionRevocations) -> None:
         self.app = app
         self.policy = policy
+        self.revocations = revocations
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -308,17 +293,23 @@ class SecurityMiddleware:
             return
         headers = Headers(scope=scope)
         policy = self.policy
-        cookies = Request(scope).cookies
-        session = decode_session(policy, cookies.get(SESSION_COOKIE))
+        path = scope["path"]
+        if not path.startswith(PUBLIC_PREFIXES) and not policy.host_allowed(headers.get("host")):
+            await _wrong_host(headers.get("host", ""))(scope, receive, send)
+            return
+        request = Request(scope)
+        session = decode_session(policy, request.cookies.get(SESSION_COOKIE))
+        if session is not None and session.authenticated and self.revocations.is_revoked(session.nonce):
+            session = None
         state = scope.setdefault("state", {})
         state["session_changed"] = session is None
         if session is None:
             session = new_session(policy)
         state["session"] = session
-        bearer = _bearer(headers)
+        credentials = await BEARER(request)
+        bearer = credentials.credentials.strip() or None if credentials else None
         bearer_ok = token_matches(policy, bearer)
         state["auth"] = "bearer" if bearer_ok else "session" if session.authenticated else None
-        path = scope["path"]
 
         response: Response | None = None
         if scope["method"] in _UNSAFE_METHODS and not path.startswith(PUBLIC_PREFIXES) and not _same_origin(headers):
@@ -362,6 +353,18 @@ class SecurityMiddleware:
         await self.app(scope, receive, send_with_headers)
 
 
+def _wrong_host(host: str) -> Response:
+    shown = host.encode("latin-1", "replace").decode("ascii", "replace")[:100]
+    return JSONResponse(
+        {
+            "detail": f"host {shown!r} is not served here (DNS rebinding defence): use localhost or the address, "
+            "or add the name to BUGSLEUTH_ALLOWED_HOSTS"
+        },
+        status_code=400,
+        headers=dict(_security_headers("/")),
+    )
+
+
 def _same_origin(headers: Headers) -> bool:
     """False only when the browser says the request comes from another site or origin (scripts send neither)."""
     fetch_site = headers.get("sec-fetch-site")
@@ -391,9 +394,12 @@ def _security_headers(path: str) -> list[tuple[str, str]]:
 def install_security(app: Any, settings: Any) -> AccessPolicy:
     """Install the access policy and the security middleware on a FastAPI app; returns the policy in force."""
     policy = access_policy(settings)
+    data_dir = _setting(settings, "data_dir")
+    revocations = SessionRevocations(Path(data_dir) / REVOKED_FILE if data_dir is not None else None)
     app.state.access_policy = policy
     app.state.login_throttle = LoginThrottle(policy)
-    app.add_middleware(SecurityMiddleware, policy=policy)
+    app.state.session_revocations = revocations
+    app.add_middleware(SecurityMiddleware, policy=policy, revocations=revocations)
     return policy
 
 

@@ -10,7 +10,8 @@ from typing import Any
 from app import store
 from app.classify import classify
 from app.webhooks import parse_delivery
-from app.repos import is_git_url
+from app.webhooks._common import invalid
+from app.repos import is_git_url, repository_name_problem
 from app.runtime import Runtime
 from app.views import Accepted, FeedbackView, RepoView, links
 from schemas import BugReport, ClassificationResult, Feedback, Source, Status
@@ -143,6 +144,8 @@ async def register_repository(
     """Add a repository to the registry (a local directory, or a git URL cloned on first use)."""
     from pathlib import Path
 
+    if (problem := repository_name_problem(name)) is not None:
+        raise InvalidRepositoryError(problem)
     if not is_git_url(location):
         try:
             path = Path(location).expanduser()
@@ -181,7 +184,10 @@ async def handle_webhook(
 
     Forged or unsigned: 401, recorded, nothing queued. Malformed: 400. Redelivery of a known delivery id:
     200 `duplicate`. Irrelevant events and unregistered repositories: 202 `ignored` with the reason."""
-    outcome = parse_delivery(provider, headers, body, runtime.settings.webhook_secret(provider.value), query=query)
+    try:
+        outcome = parse_delivery(provider, headers, body, runtime.settings.webhook_secret(provider.value), query=query)
+    except ValueError as exc:  # a field the report model refuses: recorded as invalid, never a 500
+        outcome = invalid(provider, f"delivery cannot be turned into a report: {str(exc)[:500]}")
     kind = outcome.kind
     delivery_id = outcome.delivery_id[:200] if outcome.delivery_id else None
     reason = outcome.reason

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from schemas.enums import Classification, Source
+from schemas.text import scrub
 
 MAX_TITLE_CHARS = 500
 MAX_BODY_CHARS = 200_000
@@ -33,6 +36,12 @@ class BugReport(BaseModel):
     """Link back to the issue in its tracker."""
     external_id: str | None = None
     """The tracker's own id for the issue (for comment-back and dedup)."""
+
+    @field_validator("title", "body", "repo", "ref", "labels", "reporter", "url", "external_id", mode="before")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        """Lone surrogates and NUL (valid JSON escapes, unstorable text) become U+FFFD: a report is never lost."""
+        return scrub(value)
 
     @property
     def text(self) -> str:

@@ -27,6 +27,11 @@ def register(cli: typer.Typer) -> None:
     def serve(
         host: Annotated[str | None, typer.Option(help="Bind address (default: settings.host, 127.0.0.1)")] = None,
         port: Annotated[int | None, typer.Option(help="Port (default: settings.port, 8000)")] = None,
+        forwarded_allow_ips: Annotated[
+            str | None,
+            typer.Option(help="Reverse proxies trusted for X-Forwarded-For/-Proto, comma-separated, '*' for any "
+                              "(default: settings.forwarded_allow_ips; none: proxy headers ignored)"),
+        ] = None,
     ) -> None:
         """Run the HTTP service (API, webhooks, dashboard; in-process workers on the embedded default)."""
         import os
@@ -42,6 +47,8 @@ def register(cli: typer.Typer) -> None:
             os.environ["BUGSLEUTH_HOST"] = host
         if port:
             os.environ["BUGSLEUTH_PORT"] = str(port)
+        if forwarded_allow_ips:
+            os.environ["BUGSLEUTH_FORWARDED_ALLOW_IPS"] = forwarded_allow_ips
         settings = _settings()
         typer.echo(
             f"bugsleuth on http://{settings.host}:{settings.port}  (docs: /docs, data: {settings.data_dir.resolve()}, "
@@ -55,7 +62,9 @@ def register(cli: typer.Typer) -> None:
             port=settings.port,
             log_level=settings.log_level.lower(),
             access_log=False,
-            proxy_headers=False,
+            # The client address (login throttle, logs) is the connection's unless a trusted proxy forwards it.
+            proxy_headers=bool(settings.forwarded_allow_ips),
+            forwarded_allow_ips=settings.forwarded_allow_ips or None,
         )
 
     @cli.command("worker")

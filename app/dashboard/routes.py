@@ -499,11 +499,11 @@ async def login_action(request: Request) -> Response:
     throttle: security.LoginThrottle = request.app.state.login_throttle
     if not security.csrf_ok(request, form.get(security.CSRF_FIELD)):
         return _login_page(request, next_url, "The form expired. Try again.", 403)
-    if throttle.blocked(client):
-        return _login_page(request, next_url, "Too many failed attempts. Wait a few minutes.", 429)
     if not policy.token:
         return _login_page(request, next_url, "No API token is configured on this service, so there is nothing to log in to.", 400)
-    if not security.token_matches(policy, form.get("token")):
+    if not security.token_matches(policy, form.get("token")):  # the right token always passes; failures are throttled
+        if throttle.blocked(client):
+            return _login_page(request, next_url, "Too many failed attempts. Wait a few minutes.", 429)
         throttle.failed(client)
         return _login_page(request, next_url, "That token is not right.", 401)
     security.start_login(request, authenticated=True)

@@ -7,14 +7,13 @@ from typing import Annotated
 from fastapi import Path
 from pydantic import AfterValidator, StringConstraints
 
+from schemas.text import unstorable_reason
+
 
 def _storable(value: str) -> str:
-    if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError("must be valid UTF-8 text (no lone surrogates)") from exc
+    reason = unstorable_reason(value)
+    if reason is not None:
+        raise ValueError(reason)
     return value
 
 

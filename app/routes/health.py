@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response, status
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 from app import store
-from app.deps import RuntimeDep, ReadSessionDep
+from app.deps import ApiAuth, RuntimeDep, ReadSessionDep
 
 router = APIRouter(tags=["health"])
 
@@ -25,7 +25,7 @@ async def ready(runtime: RuntimeDep) -> JSONResponse:
     return JSONResponse({"status": "unavailable", "detail": "database unreachable"}, status.HTTP_503_SERVICE_UNAVAILABLE)
 
 
-@router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
+@router.get("/metrics", dependencies=[ApiAuth], response_class=Response, responses={200: {"content": {"text/plain": {}}}})
 async def metrics(runtime: RuntimeDep, session: ReadSessionDep) -> Response:
     """Prometheus exposition: investigations by status and classification, tool calls, tokens, durations."""
     counts = await store.count_investigations(session)

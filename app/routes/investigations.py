@@ -9,13 +9,13 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from app import service, store
-from app.deps import RuntimeDep, ReadSessionDep, Writer
+from app.deps import ApiAuth, RuntimeDep, ReadSessionDep, Writer
 from app.routes._types import MAX_ID, InvestigationId, Name, Text
 from app.streams import investigation_events
 from app.views import Accepted, FeedbackView, InvestigationDetail, InvestigationSummary, Page
 from schemas import Classification, Feedback, Status
 
-router = APIRouter(prefix="/api/investigations", tags=["investigations"])
+router = APIRouter(prefix="/api/investigations", tags=["investigations"], dependencies=[ApiAuth])
 
 _NOT_FOUND = {404: {"description": "No such investigation"}}
 

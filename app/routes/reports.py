@@ -8,13 +8,13 @@ from fastapi import APIRouter, HTTPException, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from app import service
-from app.deps import RuntimeDep, Writer
+from app.deps import ApiAuth, RuntimeDep, Writer
 from app.routes._types import Name, Text
 from app.views import Accepted
 from schemas import BugReport, Source
 from schemas.report import MAX_BODY_CHARS, MAX_TITLE_CHARS
 
-router = APIRouter(prefix="/api/reports", tags=["reports"])
+router = APIRouter(prefix="/api/reports", tags=["reports"], dependencies=[ApiAuth])
 
 
 class ReportIn(BaseModel):

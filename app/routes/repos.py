@@ -8,11 +8,11 @@ from fastapi import APIRouter, HTTPException, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from app import service, store
-from app.deps import RuntimeDep, ReadSessionDep, Writer
+from app.deps import ApiAuth, RuntimeDep, ReadSessionDep, Writer
 from app.routes._types import Name, Text
 from app.views import RepoView
 
-router = APIRouter(prefix="/api/repos", tags=["repositories"])
+router = APIRouter(prefix="/api/repos", tags=["repositories"], dependencies=[ApiAuth])
 
 
 class RepoIn(BaseModel):

@@ -28,7 +28,8 @@ from tests.app._service_fixtures import (  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.postgres
 
-PG = "postgres@127.0.0.1:5432/test"
+PG = f"postgres@127.0.0.1:5432/{os.environ.get('BUGSLEUTH_TEST_PG_DATABASE', 'test')}"
+"""The shared PostgreSQL; `BUGSLEUTH_TEST_PG_DATABASE` picks another database (the default stays `test`)."""
 REPORT = {"repo": "acme/tiny", "title": "average crashes on empty list", "body": "ZeroDivisionError in average()"}
 TABLES = (
     "trace_events, feedback, webhook_deliveries, investigations, reports, repositories, "
@@ -85,6 +86,32 @@ async def test_report_and_its_job_are_committed_together(base_settings, fixture_
         assert jobs[0]["queueing_lock"] == f"investigation:{inv}"
         async with svc.runtime.db.session() as s:
             assert (await s.get(Investigation, inv)).job_id == jobs[0]["id"]
+
+
+async def test_text_with_nul_or_lone_surrogates_is_stored_with_replacement_characters(base_settings, pg_url):
+    """PostgreSQL refuses NUL in text: any string that reaches storage (a dashboard form's feedback note or rerun
+    context, a webhook's reason) is stored with U+FFFD instead of failing the request."""
+    from schemas import Feedback, Source
+
+    runtime = Runtime(settings=base_settings(database_url=pg_url), db=Database(pg_url))
+    try:
+        async with runtime.db.session() as s:
+            await store.add_repository(s, "acme/tiny", "/tmp")
+            inv, _ = await store.create_investigation(
+                s, BugReport(title="t", repo="acme/tiny"), ClassificationResult(label=Classification.bug, confidence=1,
+                reason="r"), investigate=True, explorer="offline")
+            await store.add_feedback(s, inv, Feedback.wrong, "note \x00 \ud800 end")
+            rerun = await store.create_rerun(s, inv, extra_context="ctx \x00", explorer="offline")
+            await store.record_delivery(s, Source.github, delivery_id="d\x00", outcome="invalid", reason="bad \x00",
+                                        authenticated=False)
+        async with runtime.db.read_session() as s:
+            detail = await store.get_investigation(s, inv)
+            assert [f.note for f in detail.feedback] == ["note \ufffd \ufffd end"]
+            assert (await s.get(Investigation, rerun)).extra_context == "ctx \ufffd"
+            assert [(d.delivery_id, d.reason) for d in await store.list_deliveries(s, limit=5, offset=0)] == [
+                ("d\ufffd", "bad \ufffd")]
+    finally:
+        await runtime.db.dispose()
 
 
 async def test_a_rolled_back_intake_leaves_neither_report_nor_job(base_settings, pg_url):

@@ -14,7 +14,7 @@ from tests.app._service_fixtures import StubInvestigator
 
 _DATA = Path(tempfile.mkdtemp(prefix="bugsleuth-schemathesis-"))
 app = create_app(
-    Settings(data_dir=_DATA, register_self=True, workers=1, log_level="WARNING"),
+    Settings(data_dir=_DATA, register_self=True, workers=1, log_level="WARNING", allowed_hosts=["testserver"]),
     investigate_fn=StubInvestigator(),
 )
 schema = schemathesis.openapi.from_asgi("/openapi.json", app)
