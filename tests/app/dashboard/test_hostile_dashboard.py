@@ -46,7 +46,7 @@ async def _cites_the_link(report, root, **_: Any):
 
 def _client(tmp_path, hostile, investigate_fn=None):
     settings = Settings(data_dir=tmp_path / "data", register_self=False, job_backend="local", log_json=False,
-                        log_level="WARNING")
+                        log_level="WARNING", allowed_hosts=["testserver"])  # the name Starlette's TestClient sends
     app = create_app(settings, investigate_fn=investigate_fn)
     client = TestClient(app, base_url="https://testserver")
     return client, app
