@@ -25,6 +25,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
 from app import service, store
+from app.dashboard.queries import search_investigations
 from app.db import run_to_completion
 from app.jobs.runner import run_investigation
 from app.mcp_server.progress import PhaseProgress, Step
@@ -156,7 +157,7 @@ class Backend:
     async def _register(self, repo: RepoView) -> tuple[RepoView, str]:
         """Register a directory named by path (its derived name, or that name with a hash of its path when taken)."""
         digest = hashlib.sha256(repo.location.encode()).hexdigest()[:8]
-        for name in (repo.name, f"{repo.name}@{digest}"):
+        for name in (repo.name, f"{repo.name}-{digest}"):
             try:
                 view = await service.register_repository(self.runtime, name, repo.location)
             except store.DuplicateError:
@@ -287,8 +288,8 @@ class Backend:
     ) -> Page[InvestigationSummary]:  # fmt: skip
         """Stored investigations, newest first."""
         async with self.runtime.db.read_session() as s:
-            return await store.list_investigations(s, repo=repo or None, status=status, classification=classification,
-                                                   search=search or None, limit=limit, offset=offset)  # fmt: skip
+            return await search_investigations(s, repo=repo or None, status=status, classification=classification,
+                                               text=search or None, limit=limit, offset=offset)  # fmt: skip
 
     async def close(self) -> None:
         """Cancel the runs this process started and wait (bounded) until they have recorded it."""

@@ -85,7 +85,7 @@ async def test_a_directory_whose_name_is_taken_is_registered_under_a_distinct_na
         result = await client.call_tool("investigate", {"repository": str(repo), "title": TITLE, "body": BODY})
         assert not result.is_error, result.content[0].text
         name = result.structured_content["repo"]
-        assert name.startswith("calc-repo@") and f"registered {repo} as {name!r}" in result.content[0].text
+        assert name.startswith("calc-repo-") and f"registered {repo} as {name!r}" in result.content[0].text
         again = await client.call_tool("investigate", {"repository": str(repo), "title": TITLE, "wait": False})
         assert again.structured_content["repo"] == name  # found by its location from now on
 
