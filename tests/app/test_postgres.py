@@ -28,7 +28,8 @@ from tests.app._service_fixtures import (  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.postgres
 
-PG = "postgres@127.0.0.1:5432/test"
+PG = f"postgres@127.0.0.1:5432/{os.environ.get('BUGSLEUTH_TEST_PG_DATABASE', 'test')}"
+"""The shared server's `test` database, or another one (BUGSLEUTH_TEST_PG_DATABASE) to work apart."""
 REPORT = {"repo": "acme/tiny", "title": "average crashes on empty list", "body": "ZeroDivisionError in average()"}
 TABLES = (
     "trace_events, feedback, webhook_deliveries, investigations, reports, repositories, "
