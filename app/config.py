@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import ByteSize, Field, SecretStr
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -97,6 +97,14 @@ class Settings(BaseSettings):
     """GitHub API base URL (GitHub Enterprise, or a fake server in tests)."""
     gitlab_api_url: str = "https://gitlab.com/api/v4"
     """GitLab API base URL."""
+
+    trees_max_size: ByteSize = ByteSize(10 * 2**30)
+    """Cap of the per-commit trees under `data_dir/trees` (`10GiB`, `500MB`...; 0: no cap). The least recently
+    used go first, never one used in the last hour."""
+    tags_cache_max_size: ByteSize = ByteSize(2 * 2**30)
+    """Cap of the repo-map tags cache (`$BUGSLEUTH_CACHE_DIR/repomap`); least recently used entries go first."""
+    terms_cache_max_size: ByteSize = ByteSize(2**30)
+    """Cap of the offline investigator's term-count cache (`$BUGSLEUTH_CACHE_DIR/offline`)."""
 
     log_level: str = "INFO"
     """Log level of the service loggers."""

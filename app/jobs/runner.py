@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app import store
+from app.caches import enforce_caps
 from app.db import run_to_completion
 from app.observability import investigation_id_var
 from app.repos import RepositoryError, prepare_tree
@@ -241,6 +242,7 @@ async def _run(
     log.info("investigation finished", extra={"status": status.value, "seconds": round(elapsed, 3), "error": error})
     if status == Status.done and runtime.settings.comment_back and validated is not None:
         await _comment_back(runtime, investigation_id, report, validated)
+    await asyncio.to_thread(enforce_caps, runtime.settings)
     return status
 
 
