@@ -110,6 +110,8 @@ class Settings(BaseSettings):
     """Log level of the service loggers."""
     log_json: bool = True
     """Structured JSON logs (one object per line) instead of plain text."""
+    access_log: bool = True
+    """One log line per HTTP request (logger `bugsleuth.access`: method, path, status, duration, client, request id)."""
 
     @classmethod
     def settings_customise_sources(
