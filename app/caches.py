@@ -53,6 +53,8 @@ class PruneResult:
     """Entries evicted (trees, or cached rows)."""
     freed_bytes: int
     """Bytes given back to the file system (stale files included)."""
+    kept_in_use: int = 0
+    """Trees over the limit kept because they were used in the last hour (they may be under investigation)."""
 
 
 def cap_of(settings: Settings, name: CacheName) -> int:
@@ -118,6 +120,8 @@ def _delete(paths: list[Path]) -> int:
 
 def _prune_trees(settings: Settings, max_bytes: int) -> PruneResult:
     removed = evict_trees(settings, max_bytes)
+    left = cached_trees(settings)
+    kept = len(left) if sum(t.size for t in left) > max_bytes else 0
     tags = _open_tags()
     if tags is not None:
         try:
@@ -125,7 +129,7 @@ def _prune_trees(settings: Settings, max_bytes: int) -> PruneResult:
                 tags.forget(os.path.realpath(tree.path))
         finally:
             tags.close()
-    return PruneResult("trees", len(removed), sum(t.size for t in removed))
+    return PruneResult("trees", len(removed), sum(t.size for t in removed), kept)
 
 
 def _prune_sqlite(name: CacheName, cache: tags_cache.TagCache | term_cache.TermCache | None, path: Path,

@@ -78,4 +78,6 @@ def register(cli: typer.Typer) -> None:
         if not results:
             typer.echo("nothing to prune: no cap is set (give --max-size)")
         for r in results:
-            typer.echo(f"{r.name}: evicted {r.dropped} entr{'y' if r.dropped == 1 else 'ies'}, freed {_human(r.freed_bytes)}")
+            kept = f" (still over: {r.kept_in_use} used in the last hour, kept)" if r.kept_in_use else ""
+            typer.echo(f"{r.name}: evicted {r.dropped} entr{'y' if r.dropped == 1 else 'ies'}, "
+                       f"freed {_human(r.freed_bytes)}{kept}")
