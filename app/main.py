@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from app.batch import IntakeBatcher
 from app.config import Settings, get_settings
 from app.db import Database
-from app.observability import Metrics, MetricsMiddleware, RequestContextMiddleware, configure_logging
+from app.observability import Metrics, RequestContextMiddleware, configure_logging
 from app.runtime import InvestigateFn, Runtime
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -160,12 +160,11 @@ def create_app(settings: Settings | None = None, *, investigate_fn: InvestigateF
 
         app.include_router(dashboard.router)
 
-    # Middleware added last runs first: request id and access log, size limit, metrics, then the access policy.
+    # Middleware added last runs first: request id, metrics and access log, then size limit, then the access policy.
     if importlib.util.find_spec("app.security") is not None:
         from app.security import install_security
 
         install_security(app, settings)
-    app.add_middleware(MetricsMiddleware, metrics=metrics)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_body_bytes)
-    app.add_middleware(RequestContextMiddleware, log_access=settings.access_log)
+    app.add_middleware(RequestContextMiddleware, metrics=metrics, log_access=settings.access_log)
     return app

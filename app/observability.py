@@ -149,33 +149,6 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-class MetricsMiddleware:
-    """Times every HTTP request by route template (pure ASGI, so event streams pass through)."""
-
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
-        self.app = app
-        self.metrics = metrics
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        start = time.perf_counter()
-        status = {"code": 500}
-
-        async def send_status(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                status["code"] = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_status)
-        finally:
-            route = scope.get("route")
-            path = getattr(route, "path", None) or "unmatched"
-            self.metrics.http.labels(scope["method"], path, str(status["code"])).observe(time.perf_counter() - start)
-
-
 def request_id_from(value: str | None) -> str:
     """The caller's request id when it is sane (1-128 URL-safe characters), else a new one."""
     if value and _SANE_REQUEST_ID.fullmatch(value):
@@ -185,11 +158,12 @@ def request_id_from(value: str | None) -> str:
 
 class RequestContextMiddleware:
     """Gives every HTTP request an id (`X-Request-ID` in, or generated; echoed on the response) that every log
-    line of the request carries, and writes one access-log line per request when it ends (pure ASGI, so event
-    streams pass through)."""
+    line of the request carries, times it by route template, and writes one access-log line when it ends (pure
+    ASGI, so event streams pass through)."""
 
-    def __init__(self, app: ASGIApp, *, log_access: bool = True) -> None:
+    def __init__(self, app: ASGIApp, *, metrics: Metrics, log_access: bool = True) -> None:
         self.app = app
+        self.metrics = metrics
         self.log_access = log_access
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -212,12 +186,14 @@ class RequestContextMiddleware:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
+            elapsed = time.perf_counter() - start
+            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            self.metrics.http.labels(scope["method"], route, str(status["code"])).observe(elapsed)
             if self.log_access:
                 client = scope.get("client")
                 access_log.info(
                     "%s %s %s", scope["method"], scope["path"], status["code"],
                     extra={"method": scope["method"], "path": scope["path"], "status": status["code"],
-                           "duration_ms": round((time.perf_counter() - start) * 1000, 2),
-                           "client": client[0] if client else None},
+                           "duration_ms": round(elapsed * 1000, 2), "client": client[0] if client else None},
                 )
             request_id_var.reset(token)

@@ -46,6 +46,8 @@ async def test_a_sane_request_id_is_echoed_and_carried_by_the_access_line(base_s
     async with running_service(base_settings()) as svc:
         with json_log_lines() as lines:
             r = await svc.client.get("/api/repos", headers={"X-Request-ID": "req-2026.12/abc:1"})
+        metrics = (await svc.client.get("/metrics")).text
+    assert 'bugsleuth_http_request_duration_seconds_count{method="GET",route="/api/repos",status="200"} 1.0' in metrics
     assert r.headers["x-request-id"] == "req-2026.12/abc:1"
     (access,) = [line for line in lines if line["logger"] == "bugsleuth.access"]
     assert access["request_id"] == "req-2026.12/abc:1"
