@@ -89,7 +89,7 @@ def _open_terms() -> term_cache.TermCache | None:
 
 
 def show(settings: Settings) -> list[CacheReport]:
-    """A report of every cache (nothing is created or changed)."""
+    """A report of every cache (nothing is evicted; a tree seen for the first time gets its use record)."""
     trees = cached_trees(settings)
     size = sum(t.size for t in trees)
     reports = [CacheReport("trees", Path(settings.trees_dir), len(trees), size, size, cap_of(settings, "trees"),

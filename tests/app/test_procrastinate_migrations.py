@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
@@ -54,7 +54,7 @@ def pg() -> Iterator[psycopg.Connection]:
 
 
 @pytest.fixture
-def new_schema(pg: psycopg.Connection) -> Iterator[callable]:
+def new_schema(pg: psycopg.Connection) -> Iterator[Callable[[], str]]:
     """Makes empty schemas, dropped after the test."""
     made: list[str] = []
 
