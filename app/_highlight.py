@@ -35,7 +35,7 @@ _CLASSES: tuple[tuple[_TokenType, TokenClass], ...] = (
     (Name.Decorator, "decorator"),
 )
 
-MAX_LEXED_CHARS = 2_000_000
+MAX_LEXED_CHARS = 500_000
 """Files larger than this are not lexed whole: only the excerpt is (a cost cap for a page view)."""
 
 

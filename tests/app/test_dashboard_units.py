@@ -81,6 +81,16 @@ def test_highlighter_slices_the_asked_lines_of_the_whole_file():
     assert '<span class="tok-keyword">if</span>' in highlight_lines(code, "a.py", first=4)[0]
 
 
+def test_a_file_over_the_lexing_cap_is_highlighted_by_its_excerpt_alone(monkeypatch):
+    from app import _highlight
+
+    code = "x = 1\n" * 50 + "def f(a):\n    return a < 2\n"
+    monkeypatch.setattr(_highlight, "MAX_LEXED_CHARS", 100)
+    lines = highlight_lines(code, "big.py", first=51, last=52)
+    assert len(lines) == 2
+    assert '<span class="tok-keyword">def</span>' in lines[0] and "&lt;" in lines[1]
+
+
 def test_highlighter_renders_unknown_languages_plain_but_escaped():
     assert language_for("notes.txt") is None
     assert str(highlight_lines("if <x> then", "notes.txt")[0]) == "if &lt;x&gt; then"
