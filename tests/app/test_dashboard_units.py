@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
@@ -82,10 +83,8 @@ def test_highlighter_slices_the_asked_lines_of_the_whole_file():
 
 
 def test_a_file_over_the_lexing_cap_is_highlighted_by_its_excerpt_alone(monkeypatch):
-    from app import _highlight
-
     code = "x = 1\n" * 50 + "def f(a):\n    return a < 2\n"
-    monkeypatch.setattr(_highlight, "MAX_LEXED_CHARS", 100)
+    monkeypatch.setattr(sys.modules[highlight_lines.__module__], "MAX_LEXED_CHARS", 100)
     lines = highlight_lines(code, "big.py", first=51, last=52)
     assert len(lines) == 2
     assert '<span class="tok-keyword">def</span>' in lines[0] and "&lt;" in lines[1]
