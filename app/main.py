@@ -155,7 +155,7 @@ def create_app(settings: Settings | None = None, *, investigate_fn: InvestigateF
 
     for module in (reports, investigations, repos, webhooks, health, docs):
         app.include_router(module.router)
-    if importlib.util.find_spec("app.routes.dashboard") is not None:
+    if importlib.util.find_spec("app.dashboard.routes") is not None:
         from app.routes import dashboard
 
         app.include_router(dashboard.router)

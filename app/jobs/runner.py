@@ -31,8 +31,8 @@ FLUSH_S = 0.2
 
 
 def default_investigate_fn() -> InvestigateFn:
-    """`funnel.investigate.investigate`, imported when first needed."""
-    from funnel.investigate import investigate
+    """`funnel.run.loop.investigate`, imported when first needed."""
+    from funnel.run.loop import investigate
 
     return investigate
 
