@@ -1,4 +1,7 @@
 # bugsleuth service image: API (`bugsleuth serve`) and workers (`bugsleuth worker`).
+# The base image is pinned by digest with `make pin-base-image` (.ci/pin-base-image asks Docker Hub for the tag's
+# current digest and rewrites the FROM line; re-run it to take a newer base).
+# NOT PINNED YET: written where Docker Hub was unreachable, so the digest could not be looked up. Run `make pin-base-image`.
 FROM python:3.11-slim
 
 RUN apt-get update \
@@ -6,8 +9,9 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
+# The production lock alone (hashed; no test packages: requirements-test.lock is not copied).
 COPY requirements.lock pyproject.toml ./
-RUN pip install --no-cache-dir -r requirements.lock
+RUN pip install --no-cache-dir --require-hashes -r requirements.lock
 COPY schemas ./schemas
 COPY repomap ./repomap
 COPY funnel ./funnel

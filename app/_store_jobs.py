@@ -146,6 +146,11 @@ async def investigation_for_job(session: AsyncSession, investigation_id: int) ->
     return report_model(rep), inv.explorer, inv.extra_context
 
 
+async def request_id_of(session: AsyncSession, investigation_id: int) -> str | None:
+    """The id of the HTTP request that created an investigation, when it came from one."""
+    return await session.scalar(select(Investigation.request_id).where(Investigation.id == investigation_id))
+
+
 async def mark_commented(session: AsyncSession, investigation_id: int) -> None:
     """Remember that the diagnosis was posted back to the tracker."""
     await session.execute(update(Investigation).where(Investigation.id == investigation_id).values(commented=True))

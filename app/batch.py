@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass, field
 
 from app import store
+from app.observability import request_id_var
 from app.runtime import Runtime
 from schemas import BugReport, ClassificationResult
 
@@ -27,6 +28,8 @@ class _Item:
     report: BugReport
     classification: ClassificationResult
     investigate: bool
+    request_id: str | None = field(default_factory=request_id_var.get)
+    """Captured in the request's task: the writer task serves many requests."""
     done: asyncio.Future[tuple[int, int]] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
@@ -84,15 +87,18 @@ class IntakeBatcher:
         explorer = self.runtime.settings.explorer
         self.runtime.metrics.intake_batch.observe(len(batch))
         rows = [(i.report, i.classification, i.investigate) for i in batch]
+        request_ids = [i.request_id for i in batch]
         db = self.runtime.db
         if db.is_sqlite:
             # On SQLite no job needs deferring in the transaction (the queued row is the job): one hop.
-            ids = await db.run_sqlite_write(lambda conn: store.create_investigations_sync(conn, rows, explorer=explorer))
+            ids = await db.run_sqlite_write(lambda conn: store.create_investigations_sync(
+                conn, rows, explorer=explorer, request_ids=request_ids
+            ))
             if jobs is not None and any(i.investigate for i in batch):
                 jobs.committed()
             return ids
         async with self.runtime.db.session() as s:
-            ids = await store.create_investigations(s, rows, explorer=explorer)
+            ids = await store.create_investigations(s, rows, explorer=explorer, request_ids=request_ids)
             if jobs is not None:
                 for item, (inv_id, _) in zip(batch, ids):
                     if item.investigate:

@@ -6,7 +6,7 @@ import os
 
 import typer
 
-from app.commands import evaluate, investigate, mapping, mcp, schema, service, tools
+from app.commands import cache, evaluate, investigate, mapping, mcp, schema, service, tools
 
 cli = typer.Typer(
     name="bugsleuth",
@@ -23,7 +23,7 @@ def _root() -> None:
     """Read-only bug investigation: bug report in, validated diagnosis out."""
 
 
-for _module in (mapping, tools, investigate, schema, evaluate, service, mcp):
+for _module in (mapping, tools, investigate, schema, evaluate, service, mcp, cache):
     _module.register(cli)
 
 

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import ByteSize, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -114,10 +114,20 @@ class Settings(BaseSettings):
     """The service's address as users reach it (`https://bugsleuth.example`): tracker comments link to the
     investigation's page there."""
 
+    trees_max_size: ByteSize = ByteSize(10 * 2**30)
+    """Cap of the per-commit trees under `data_dir/trees` (`10GiB`, `500MB`...; 0: no cap). The least recently
+    used go first, never one used in the last hour."""
+    tags_cache_max_size: ByteSize = ByteSize(2 * 2**30)
+    """Cap of the repo-map tags cache (`$BUGSLEUTH_CACHE_DIR/repomap`); least recently used entries go first."""
+    terms_cache_max_size: ByteSize = ByteSize(2**30)
+    """Cap of the offline investigator's term-count cache (`$BUGSLEUTH_CACHE_DIR/offline`)."""
+
     log_level: str = "INFO"
     """Log level of the service loggers."""
     log_json: bool = True
     """Structured JSON logs (one object per line) instead of plain text."""
+    access_log: bool = True
+    """One log line per HTTP request (logger `bugsleuth.access`: method, path, status, duration, client, request id)."""
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod

@@ -17,7 +17,7 @@ from app.dashboard import routes as dashboard
 from app.db import Database
 from app.errors import install_error_handlers
 from app.mcp_server.http import mount_mcp
-from app.observability import Metrics, MetricsMiddleware, configure_logging
+from app.observability import Metrics, RequestContextMiddleware, configure_logging
 from app.routes import docs, health, investigations, reports, repos, webhooks
 from app.runtime import InvestigateFn, Runtime
 from app.security import install_security
@@ -161,8 +161,8 @@ def create_app(settings: Settings | None = None, *, investigate_fn: InvestigateF
         app.include_router(module.router)
     mcp_http = mount_mcp(app, settings)  # /mcp: the MCP tools over streamable HTTP, behind the API's token check
 
-    # Middleware added last runs first: size limit, then metrics, then the access policy.
+    # Middleware added last runs first: request id, metrics and access log, then size limit, then the access policy.
     install_security(app, settings)
-    app.add_middleware(MetricsMiddleware, metrics=metrics)
     app.add_middleware(BodySizeLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestContextMiddleware, metrics=metrics, log_access=settings.access_log)
     return app

@@ -144,6 +144,8 @@ class Investigation(Base):
     explorer: Mapped[str] = mapped_column(StorableString(300), default="offline")
     extra_context: Mapped[str | None] = mapped_column(StorableText(), default=None)
     rerun_of: Mapped[int | None] = mapped_column(_BigId, default=None)
+    request_id: Mapped[str | None] = mapped_column(StorableString(128), default=None)
+    """The HTTP request that created it (`X-Request-ID`): its job's log lines carry it too."""
     commit: Mapped[str | None] = mapped_column(StorableString(64), default=None)
     diagnosis: Mapped[dict[str, Any] | None] = mapped_column(default=None)
     report_markdown: Mapped[str | None] = mapped_column(StorableText(), default=None)

@@ -1,11 +1,13 @@
-"""Structured JSON logs carrying the investigation id, and Prometheus metrics."""
+"""Structured JSON logs carrying the request and investigation ids, the access log, and Prometheus metrics."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
+import uuid
 from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
@@ -18,6 +20,14 @@ from app.views import Counts
 
 investigation_id_var: ContextVar[int | None] = ContextVar("investigation_id", default=None)
 """The investigation being worked on in this task; every log line carries it."""
+request_id_var: ContextVar[str | None] = ContextVar("request_id", default=None)
+"""The HTTP request being served in this task (or that created the investigation being run); every log line
+carries it."""
+
+REQUEST_ID_HEADER = "x-request-id"
+"""Taken from the request when sane, else generated; always echoed on the response."""
+_SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/+=@-]{0,127}")
+access_log = logging.getLogger("bugsleuth.access")
 
 _RESERVED = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
 
@@ -36,6 +46,9 @@ class JsonFormatter(logging.Formatter):
         inv = getattr(record, "investigation_id", None) or investigation_id_var.get()
         if inv is not None:
             out["investigation_id"] = inv
+        request_id = getattr(record, "request_id", None) or request_id_var.get()
+        if request_id is not None:
+            out["request_id"] = request_id
         for key, value in vars(record).items():
             if key not in _RESERVED and key not in out:
                 out[key] = value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
@@ -136,28 +149,51 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-class MetricsMiddleware:
-    """Times every HTTP request by route template (pure ASGI, so event streams pass through)."""
+def request_id_from(value: str | None) -> str:
+    """The caller's request id when it is sane (1-128 URL-safe characters), else a new one."""
+    if value and _SANE_REQUEST_ID.fullmatch(value):
+        return value
+    return uuid.uuid4().hex
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+
+class RequestContextMiddleware:
+    """Gives every HTTP request an id (`X-Request-ID` in, or generated; echoed on the response) that every log
+    line of the request carries, times it by route template, and writes one access-log line when it ends (pure
+    ASGI, so event streams pass through)."""
+
+    def __init__(self, app: ASGIApp, *, metrics: Metrics, log_access: bool = True) -> None:
         self.app = app
         self.metrics = metrics
+        self.log_access = log_access
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        given = next((v.decode("latin-1") for k, v in scope["headers"] if k == REQUEST_ID_HEADER.encode()), None)
+        request_id = request_id_from(given)
+        token = request_id_var.set(request_id)
         start = time.perf_counter()
         status = {"code": 500}
 
-        async def send_status(message: Any) -> None:
+        async def send_with_id(message: Any) -> None:
             if message["type"] == "http.response.start":
                 status["code"] = message["status"]
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != REQUEST_ID_HEADER.encode()]
+                message = {**message, "headers": [*headers, (REQUEST_ID_HEADER.encode(), request_id.encode())]}
             await send(message)
 
         try:
-            await self.app(scope, receive, send_status)
+            await self.app(scope, receive, send_with_id)
         finally:
-            route = scope.get("route")
-            path = getattr(route, "path", None) or "unmatched"
-            self.metrics.http.labels(scope["method"], path, str(status["code"])).observe(time.perf_counter() - start)
+            elapsed = time.perf_counter() - start
+            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            self.metrics.http.labels(scope["method"], route, str(status["code"])).observe(elapsed)
+            if self.log_access:
+                client = scope.get("client")
+                access_log.info(
+                    "%s %s %s", scope["method"], scope["path"], status["code"],
+                    extra={"method": scope["method"], "path": scope["path"], "status": status["code"],
+                           "duration_ms": round(elapsed * 1000, 2), "client": client[0] if client else None},
+                )
+            request_id_var.reset(token)

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,9 @@ from app.views import RepoView
 
 _GIT_TIMEOUT_S = 600.0
 _locks: dict[str, asyncio.Lock] = {}
+
+TREE_IN_USE_S = 3600.0
+"""A tree used this recently may be under investigation: a size cap never evicts it."""
 
 
 class RepositoryError(Exception):
@@ -191,7 +195,92 @@ def prepare_tree_sync(settings: Settings, repo: RepoView, ref: str | None) -> Pr
     commit, note = _resolve(git_dir, ref, repo.default_ref)
     dest = tree_path(settings, repo.name, commit)
     _archive(git_dir, commit, dest)
+    record_tree_use(dest)
     return PreparedTree(root=dest, commit=commit, note=note, git_dir=git_dir)
+
+
+@dataclass(frozen=True)
+class CachedTree:
+    """One per-commit tree in the tree cache."""
+
+    path: Path
+    size: int
+    """Bytes of its files."""
+    used: float
+    """Last time an investigation prepared it (Unix seconds)."""
+
+
+def _use_file(tree: Path) -> Path:
+    # Beside the tree, not in it: trees are read-only and hold exactly the commit's files.
+    return tree.parent / f".{tree.name}.use"
+
+
+def _tree_bytes(tree: Path) -> int:
+    total = 0
+    for dirpath, _, filenames in os.walk(tree):
+        for name in filenames:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def record_tree_use(tree: Path) -> None:
+    """Note that `tree` is used now (its size is measured once, on first use)."""
+    marker = _use_file(tree)
+    try:
+        if marker.exists():
+            os.utime(marker)
+        else:
+            marker.write_text(f"{_tree_bytes(tree)}\n")
+    except OSError:
+        pass
+
+
+def cached_trees(settings: Settings) -> list[CachedTree]:
+    """Every tree in the tree cache, least recently used first."""
+    out = []
+    root = Path(settings.trees_dir)
+    for repo_dir in sorted(root.iterdir()) if root.is_dir() else ():
+        for tree in sorted(repo_dir.iterdir()) if repo_dir.is_dir() else ():
+            if tree.name.startswith(".") or not tree.is_dir():
+                continue
+            marker = _use_file(tree)
+            if not marker.exists():
+                record_tree_use(tree)
+            try:
+                size, used = int(marker.read_text().strip() or 0), marker.stat().st_mtime
+            except (OSError, ValueError):
+                size, used = _tree_bytes(tree), 0.0
+            out.append(CachedTree(tree, size, used))
+    return sorted(out, key=lambda t: t.used)
+
+
+def evict_trees(settings: Settings, max_bytes: int, *, keep_recent_s: float = TREE_IN_USE_S) -> list[CachedTree]:
+    """Delete least recently used trees until the cache holds under `max_bytes` (never one used in the last
+    `keep_recent_s`: it may be under investigation); the trees deleted."""
+    trees = cached_trees(settings)
+    total = sum(t.size for t in trees)
+    removed: list[CachedTree] = []
+    now = time.time()
+    for tree in trees:
+        if total <= max_bytes:
+            break
+        if now - tree.used < keep_recent_s:
+            continue
+        remove_tree(tree.path)
+        total -= tree.size
+        removed.append(tree)
+    return removed
+
+
+def remove_tree(tree: Path) -> None:
+    """Delete a read-only tree and its use record."""
+    if tree.is_dir():
+        _make_writable(tree)
+        shutil.rmtree(tree, ignore_errors=True)
+    _use_file(tree).unlink(missing_ok=True)
 
 
 async def prepare_tree(settings: Settings, repo: RepoView, ref: str | None) -> PreparedTree:

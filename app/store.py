@@ -30,11 +30,13 @@ from app._store_jobs import (
     mark_commented,
     queued_without_job,
     request_cancel,
+    request_id_of,
     requeue_interrupted,
     run_number,
     set_job_id,
 )
 from app.models import FeedbackRow, Investigation, Report, Repository, TraceEventRow, WebhookDelivery, utcnow
+from app.observability import request_id_var
 from app.views import (
     Counts,
     DeliveryView,
@@ -112,8 +114,10 @@ async def create_investigation(
 
 def _intake_rows(
     items: Sequence[tuple[BugReport, ClassificationResult, bool]],
+    request_ids: Sequence[str | None] | None = None,
 ) -> tuple[list[dict[str, Any]], Callable[[list[int]], list[dict[str, Any]]]]:
     now = utcnow()
+    request_ids = request_ids or [request_id_var.get()] * len(items)
     report_rows = [
         dict(
             source=report.source,
@@ -143,8 +147,9 @@ def _intake_rows(
                 created_at=now,
                 updated_at=now,
                 finished_at=None if investigate else now,
+                request_id=request_id,
             )
-            for report_id, (report, classification, investigate) in zip(report_ids, items)
+            for report_id, (report, classification, investigate), request_id in zip(report_ids, items, request_ids)
         ]
 
     return report_rows, investigation_rows  # type: ignore[return-value]
@@ -159,9 +164,11 @@ async def create_investigations(
     items: Sequence[tuple[BugReport, ClassificationResult, bool]],
     *,
     explorer: str,
+    request_ids: Sequence[str | None] | None = None,
 ) -> list[tuple[int, int]]:
-    """`create_investigation` for many reports at once (two multi-row INSERTs); ids in input order."""
-    report_rows, investigation_rows = _intake_rows(items)
+    """`create_investigation` for many reports at once (two multi-row INSERTs); ids in input order.
+    `request_ids`: the HTTP request of each (default: the one being served)."""
+    report_rows, investigation_rows = _intake_rows(items, request_ids)
     # Core INSERT ... RETURNING (batched by SQLAlchemy's insertmanyvalues): far cheaper than an ORM flush.
     report_ids = list(await session.scalars(_INSERT_REPORTS, report_rows))
     inv_ids = list(await session.scalars(_INSERT_INVESTIGATIONS, investigation_rows(report_ids, explorer)))
@@ -173,9 +180,10 @@ def create_investigations_sync(
     items: Sequence[tuple[BugReport, ClassificationResult, bool]],
     *,
     explorer: str,
+    request_ids: Sequence[str | None] | None = None,
 ) -> list[tuple[int, int]]:
     """`create_investigations` on a synchronous connection (the SQLite intake writer thread)."""
-    report_rows, investigation_rows = _intake_rows(items)
+    report_rows, investigation_rows = _intake_rows(items, request_ids)
     report_ids = list(conn.scalars(_INSERT_REPORTS, report_rows))
     inv_ids = list(conn.scalars(_INSERT_INVESTIGATIONS, investigation_rows(report_ids, explorer)))
     return list(zip(inv_ids, report_ids))
@@ -198,6 +206,7 @@ async def create_rerun(
         explorer=explorer,
         extra_context=extra_context,
         rerun_of=old.id,
+        request_id=request_id_var.get(),
     )
     session.add(inv)
     await session.flush()
@@ -475,6 +484,6 @@ __all__ = (
     "create_investigations_sync", "create_rerun", "find_delivery", "finish", "get_investigation", "get_repository",
     "get_status", "investigation_for_job", "latest_activity", "list_deliveries", "list_investigations",
     "list_repositories", "mark_commented", "queued_without_job", "record_delivery", "repo_memory", "request_cancel",
-    "requeue_interrupted", "run_number", "run_totals", "set_delivery_investigation", "set_job_id",
+    "request_id_of", "requeue_interrupted", "run_number", "run_totals", "set_delivery_investigation", "set_job_id",
     "trace_event_count", "trace_events",
 )

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from repomap import lru
 from repomap.languages import grammar_versions
 from repomap.tags import FileTags
 
@@ -28,7 +29,8 @@ _RACY_NS = 2_000_000_000
 """Files modified this recently are not recorded in the stat pre-check (their mtime may not change on edit)."""
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS tags (key BLOB PRIMARY KEY, core BLOB NOT NULL, refs BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS tags (key BLOB PRIMARY KEY, core BLOB NOT NULL, refs BLOB NOT NULL,
+                                 used_s INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
                                   key BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS graphs (key BLOB PRIMARY KEY, data BLOB NOT NULL, used_ns INTEGER NOT NULL);
@@ -37,6 +39,13 @@ CREATE TABLE IF NOT EXISTS bases (root TEXT PRIMARY KEY, data BLOB NOT NULL, use
 
 KEEP_GRAPHS = 12
 """Reference graphs of whole trees kept for instant warm builds (older ones are dropped: they are large)."""
+
+TABLES = (
+    lru.Table("tags", "key", "length(core) + length(refs)"),
+    lru.Table("graphs", "key", "length(data)", used="used_ns / 1000000000"),
+    lru.Table("bases", "root", "length(data)", used="used_ns / 1000000000"),
+)
+"""What a size cap evicts from, least recently used first (the stat pre-check rows follow their tags)."""
 
 
 def default_cache_dir() -> Path:
@@ -67,17 +76,30 @@ def decode_core(core: bytes) -> FileTags:
     return FileTags(defs, "", b"", b"", agg_names, agg_kinds, agg_counts, parse_error)
 
 
+def cache_file(cache_dir: Path) -> Path:
+    """The tags cache file of this cache version and these grammar versions in `cache_dir`."""
+    digest = hashlib.blake2b(grammar_versions().encode(), digest_size=6).hexdigest()
+    return cache_dir / f"tags-v{CACHE_VERSION}-{digest}.sqlite"
+
+
+def stale_files(cache_dir: Path) -> list[Path]:
+    """Tags cache files of other cache or grammar versions in `cache_dir` (never read again), with their WAL."""
+    current = cache_file(cache_dir).name
+    return sorted(
+        p for p in cache_dir.glob("tags-v*.sqlite*") if p.name.removesuffix("-wal").removesuffix("-shm") != current
+    )
+
+
 class TagCache:
     """The tags cache in `cache_dir`; `None` keeps it in memory only (nothing persists)."""
 
     def __init__(self, cache_dir: Path | None) -> None:
-        digest = hashlib.blake2b(grammar_versions().encode(), digest_size=6).hexdigest()
         self.path: Path | None = None
         self.persistent = False
         if cache_dir is not None:
             try:
                 cache_dir.mkdir(parents=True, exist_ok=True)
-                self.path = cache_dir / f"tags-v{CACHE_VERSION}-{digest}.sqlite"
+                self.path = cache_file(cache_dir)
                 self._db = self._open(str(self.path))
                 self.persistent = True
             except (OSError, sqlite3.Error):
@@ -93,6 +115,7 @@ class TagCache:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
         db.executescript(_SCHEMA)
+        lru.add_used_column(db, "tags")
         return db
 
     def close(self) -> None:
@@ -108,13 +131,19 @@ class TagCache:
         return {path: (size, mtime, key) for path, size, mtime, key in rows}
 
     def load_core(self, keys: Iterable[bytes]) -> dict[bytes, bytes]:
-        """Stored core blobs of the given keys that are present."""
+        """Stored core blobs of the given keys that are present (their last use is recorded)."""
         keys = list(keys)
         out: dict[bytes, bytes] = {}
+        used: dict[object, int] = {}
         for i in range(0, len(keys), 900):
             chunk = keys[i : i + 900]
             marks = ",".join("?" * len(chunk))
-            out.update(self._db.execute(f"SELECT key, core FROM tags WHERE key IN ({marks})", chunk))
+            for key, core, used_s in self._db.execute(
+                f"SELECT key, core, used_s FROM tags WHERE key IN ({marks})", chunk
+            ):
+                out[key] = core
+                used[key] = used_s
+        lru.touch(self._db, TABLES[0], list(out), used)
         return out
 
     def load_refs(self, key: bytes) -> bytes | None:
@@ -130,7 +159,10 @@ class TagCache:
         fresh = [s for s in stats if now - s[2] > _RACY_NS]
         try:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany("INSERT OR IGNORE INTO tags (key, core, refs) VALUES (?, ?, ?)", rows)
+            self._db.executemany(
+                "INSERT OR IGNORE INTO tags (key, core, refs, used_s) VALUES (?, ?, ?, ?)",
+                [(*row, now // 1_000_000_000) for row in rows],
+            )
             self._db.executemany("INSERT OR REPLACE INTO files (path, size, mtime_ns, key) VALUES (?, ?, ?, ?)", fresh)
             self._db.execute("COMMIT")
         except sqlite3.Error:
@@ -181,3 +213,29 @@ class TagCache:
                 self._db.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+
+    def usage(self) -> lru.Usage:
+        """Entries, sizes and last uses of the cache file."""
+        return lru.usage(self._db, self.path or Path(":memory:"), TABLES)
+
+    def evict(self, max_bytes: int) -> int:
+        """Drop least recently used entries until the cache holds under `max_bytes`; entries dropped."""
+        dropped = lru.evict(self._db, TABLES, max_bytes)
+        if dropped:
+            try:
+                self._db.execute("DELETE FROM files WHERE key NOT IN (SELECT key FROM tags)")
+            except sqlite3.Error:
+                pass
+        return dropped
+
+    def forget(self, real_root: str) -> None:
+        """Drop the stat pre-check rows under a directory that is gone (a deleted tree)."""
+        prefix = real_root.rstrip("/") + "/"
+        try:
+            self._db.execute("DELETE FROM files WHERE path >= ? AND path < ?", (prefix, prefix[:-1] + "0"))
+        except sqlite3.Error:
+            pass
+
+    def vacuum(self) -> None:
+        """Give the space of dropped entries back to the file system."""
+        lru.vacuum(self._db)

@@ -187,7 +187,7 @@ def citation_of(item: Any, source: str | None, url: str | None) -> Citation:
         first = max(1, start - EXCERPT_CONTEXT)
         last = min(len(all_lines), end + EXCERPT_CONTEXT, first + EXCERPT_MAX_LINES - 1)
         if first <= last:
-            shown = highlight_lines("\n".join(all_lines[first - 1 : last]), item.path)
+            shown = highlight_lines(source, item.path, first=first, last=last)
             lines = [CodeLine(first + k, html, start <= first + k <= end) for k, html in enumerate(shown)]
     from_repository = bool(lines)
     if not lines and item.evidence:

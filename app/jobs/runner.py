@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from app import store
+from app.caches import enforce_caps
 from app.db import run_to_completion
-from app.observability import investigation_id_var
+from app.observability import investigation_id_var, request_id_var
 from app.repos import RepositoryError, prepare_tree
 from app.runtime import InvestigateFn, Runtime
 from funnel.cancel import CancelToken
@@ -148,9 +149,11 @@ async def run_investigation(
     backend can retry.
     """
     token = investigation_id_var.set(investigation_id)
+    request_token = request_id_var.set(None)
     try:
         return await _run(runtime, investigation_id, cancel or CancelToken(), claimed, should_abort)
     finally:
+        request_id_var.reset(request_token)
         investigation_id_var.reset(token)
 
 
@@ -166,6 +169,7 @@ async def _run(
             return await store.get_status(s, investigation_id) or Status.failed
         run = await store.run_number(s, investigation_id)
         report, explorer, extra_context = await store.investigation_for_job(s, investigation_id)
+        request_id_var.set(await store.request_id_of(s, investigation_id))
         repo = await store.get_repository(s, report.repo) if report.repo else None
         memory = await store.repo_memory(s, report.repo)
         if await store.cancel_requested(s, investigation_id):
@@ -241,6 +245,7 @@ async def _run(
     log.info("investigation finished", extra={"status": status.value, "seconds": round(elapsed, 3), "error": error})
     if status == Status.done and runtime.settings.comment_back and validated is not None:
         await _comment_back(runtime, investigation_id, run, report, validated)
+    await asyncio.to_thread(enforce_caps, runtime.settings)
     return status
 
 

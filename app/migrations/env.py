@@ -19,11 +19,21 @@ _PG_MIGRATION_LOCK = 7_411_092_333
 
 def _run(connection: Connection) -> None:
     is_sqlite = connection.dialect.name == "sqlite"
-    if connection.dialect.name == "postgresql":
-        connection.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
-    context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=is_sqlite)
-    with context.begin_transaction():
-        context.run_migrations()
+    is_postgres = connection.dialect.name == "postgresql"
+    if is_postgres:
+        # A session lock, not a transaction one: procrastinate's migrations commit file by file
+        # (app/migrations/procrastinate_sql.py). Committed here so that Alembic owns the transactions.
+        connection.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
+        connection.commit()
+    try:
+        context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=is_sqlite)
+        with context.begin_transaction():
+            context.run_migrations()
+    finally:
+        if is_postgres:
+            connection.rollback()
+            connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _PG_MIGRATION_LOCK})
+            connection.commit()
 
 
 async def _run_async(url: str) -> None:

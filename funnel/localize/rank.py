@@ -23,7 +23,8 @@ from funnel.localize.candidates import (
     RankConfig,
     report_title,
 )
-from funnel.localize.corpus import Corpus, SymbolSpan, count_terms, default_cache_dir, tokenize
+from funnel.localize.corpus import Corpus, SymbolSpan, count_terms, tokenize
+from funnel.localize.term_cache import default_cache_dir
 from funnel.localize.history import HistoryConfig, HistorySource
 from funnel.localize.pathterms import path_term_scores, sibling_scores
 from funnel.localize.signals import SIGNALS, Evidence, Report, is_code, is_doc, is_prose_word, is_test, path_factor

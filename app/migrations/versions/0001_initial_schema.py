@@ -1,5 +1,7 @@
-"""Initial schema: repositories, reports, investigations, trace events, feedback, webhook deliveries;
-on PostgreSQL also procrastinate's job tables (applied once, from the installed procrastinate).
+"""Initial schema: repositories, reports, investigations, trace events, feedback, webhook deliveries.
+
+procrastinate's tables come from its own migrations (0002 onwards). Databases created before that got
+procrastinate 3.10.0's whole `schema.sql` here; `app/migrations/procrastinate_sql.py` recognises them.
 
 Revision ID: 0001
 Revises:
@@ -124,17 +126,6 @@ def upgrade() -> None:
         batch_op.create_index('ix_trace_events_inv_id', ['investigation_id', 'id'], unique=False)
 
     # ### end Alembic commands ###
-    if op.get_bind().dialect.name == "postgresql":
-        _apply_procrastinate_schema()
-
-
-def _apply_procrastinate_schema() -> None:
-    from procrastinate.schema import SchemaManager
-
-    bind = op.get_bind()
-    if bind.exec_driver_sql("SELECT to_regclass('procrastinate_jobs')").scalar() is None:
-        # exec_driver_sql goes through the driver's parameter parsing: escape the literal percent signs.
-        bind.exec_driver_sql(SchemaManager.get_schema().replace("%", "%%"))
 
 
 def downgrade() -> None:

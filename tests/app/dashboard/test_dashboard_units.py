@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
@@ -32,12 +33,64 @@ def test_highlighter_marks_keywords_numbers_and_keeps_one_fragment_per_line():
 
 
 def test_highlighter_carries_block_comments_and_docstrings_across_lines():
-    c_lines = highlight_lines("/* start\nstill comment */ int x;", "a.c")
+    c_lines = highlight_lines("/* start\nstill comment */ int x; return x;", "a.c")
     assert str(c_lines[1]).startswith('<span class="tok-comment">still comment */</span>')
-    assert '<span class="tok-keyword">int</span>' in c_lines[1]
+    assert '<span class="tok-type">int</span>' in c_lines[1]
+    assert '<span class="tok-keyword">return</span>' in c_lines[1]
     py_lines = highlight_lines('"""doc\nmore doc with def\n"""\ndef g(): pass', "a.py")
     assert "tok-keyword" not in py_lines[1]
     assert '<span class="tok-keyword">def</span>' in py_lines[3]
+
+
+def test_highlighter_does_not_open_a_string_at_a_rust_lifetime():
+    code = "fn longest<'a>(x: &'a str, y: &'a str) -> &'a str {\n    let n = 1;\n    x\n}"
+    lines = highlight_lines(code, "src/lib.rs")
+    assert "tok-string" not in lines[0]
+    assert '<span class="tok-keyword">fn</span>' in lines[0]
+    assert '<span class="tok-keyword">let</span>' in lines[1]
+
+
+def test_highlighter_reads_a_javascript_regex_literal_as_one_token():
+    lines = highlight_lines('const re = /"[^"]*"/g; return re.test(s);', "web/check.js")
+    assert '<span class="tok-keyword">return</span>' in lines[0]
+    assert "&#34;[^&#34;]*&#34;/g</span>" in lines[0]  # the whole literal in one span, quotes escaped
+
+
+def test_highlighter_knows_kotlin_scala_and_csharp_keywords():
+    kotlin = highlight_lines("fun main() { val x = listOf(1); when (x) { else -> null } }", "Main.kt")[0]
+    assert '<span class="tok-keyword">fun</span>' in kotlin and '<span class="tok-keyword">val</span>' in kotlin
+    assert '<span class="tok-keyword">when</span>' in kotlin
+    scala = highlight_lines("object Main { def run(): Unit = { lazy val y = 2 } }", "Main.scala")[0]
+    assert '<span class="tok-keyword">object</span>' in scala and '<span class="tok-keyword">lazy</span>' in scala
+    csharp = highlight_lines("foreach (var item in items) { await item.RunAsync(); }", "Program.cs")[0]
+    assert '<span class="tok-keyword">foreach</span>' in csharp and '<span class="tok-keyword">await</span>' in csharp
+
+
+def test_a_citation_that_starts_inside_a_docstring_is_coloured_as_the_docstring():
+    source = ('def f(values):\n    """Mean of the values.\n\n    if the list is empty, return None\n'
+              '    for the caller\n    while it waits.\n    """\n    return sum(values) / len(values)\n')
+    item = AffectedFile(path="calc.py", line_start=8, line_end=8, evidence="return sum(values) / len(values)")
+    cite = view.citation_of(item, source, None)
+    assert cite.lines[0].number == 5  # the excerpt opens inside the docstring
+    inside = [str(line.html) for line in cite.lines if line.number in (5, 6)]
+    assert all("tok-keyword" not in html and "tok-string" in html for html in inside), inside
+    cited = next(line for line in cite.lines if line.cited)
+    assert '<span class="tok-keyword">return</span>' in cited.html
+
+
+def test_highlighter_slices_the_asked_lines_of_the_whole_file():
+    code = "x = '''\nwhile\n'''\nif x: pass"
+    assert highlight_lines(code, "a.py", first=2, last=2) == [highlight_lines(code, "a.py")[1]]
+    assert "tok-keyword" not in highlight_lines(code, "a.py", first=2, last=2)[0]
+    assert '<span class="tok-keyword">if</span>' in highlight_lines(code, "a.py", first=4)[0]
+
+
+def test_a_file_over_the_lexing_cap_is_highlighted_by_its_excerpt_alone(monkeypatch):
+    code = "x = 1\n" * 50 + "def f(a):\n    return a < 2\n"
+    monkeypatch.setattr(sys.modules[highlight_lines.__module__], "MAX_LEXED_CHARS", 100)
+    lines = highlight_lines(code, "big.py", first=51, last=52)
+    assert len(lines) == 2
+    assert '<span class="tok-keyword">def</span>' in lines[0] and "&lt;" in lines[1]
 
 
 def test_highlighter_renders_unknown_languages_plain_but_escaped():
