@@ -144,10 +144,17 @@ class RunState:
     last_markdown: str = ""
     """The last report the explorer wrote (kept for the partial result when a later attempt stops early)."""
 
+    held: list[Any] | None = None
+    """Events caused by a control tool while it runs, emitted after the tool's own `tool_call` event."""
+
     def emit(self, event_type: type[Any], **fields: Any) -> None:
-        """Emit a trace event stamped with the current attempt, iteration and phase."""
+        """Emit a trace event stamped with the current attempt, iteration and phase (held while a control tool runs)."""
         fields.setdefault("phase", self.phase)
-        self.tracer.emit(event_type(attempt=self.attempt, iteration=self.iterations, **fields))
+        event = event_type(attempt=self.attempt, iteration=self.iterations, **fields)
+        if self.held is not None:
+            self.held.append(event)
+        else:
+            self.tracer.emit(event)
 
     def budget(self, phase: Phase | None = None) -> int:
         """Budgeted tool calls allowed in a phase."""
@@ -233,7 +240,11 @@ async def _run_tool(state: RunState, tool: str, args: dict[str, Any], call: Call
             state.phase_calls += 1
             state.meter.add_tool_call(state.phase)
         try:
-            result = call() if tool in set(ControlTool) else await asyncio.to_thread(call)
+            if tool in set(ControlTool):
+                state.held = []  # the phase change a control tool causes is traced after the call itself
+                result = call()
+            else:
+                result = await asyncio.to_thread(call)
             text = result if isinstance(result, str) else result.render()
             state.consecutive_tool_errors = 0
         except ToolError as e:  # the model's mistake: it sees the instructive text; only these count as failures
@@ -241,13 +252,20 @@ async def _run_tool(state: RunState, tool: str, args: dict[str, Any], call: Call
             state.consecutive_tool_errors += 1
             state.last_tool_error = error
         except UnrecoverableError as e:
+            caused, state.held = state.held, None
             state.emit(ToolCallEvent, phase=phase, tool=tool, args=args, error=str(e))
+            state.held = caused
+            _release(state)
             raise Unrecoverable(f"{tool}: {e}") from e
+        except BaseException:
+            _release(state)
+            raise
     notes = state.hooks.run_tool_hooks(
         ToolCall(tool, args, text, result, error, phase, max(state.budget(phase) - state.phase_calls, 0))
     )
     if notes:
         text = f"{text}\n\n{notes}"
+    caused, state.held = state.held, None
     state.emit(
         ToolCallEvent,
         phase=phase,
@@ -258,7 +276,16 @@ async def _run_tool(state: RunState, tool: str, args: dict[str, Any], call: Call
         latency_ms=(time.perf_counter() - started) * 1000,
         error=error,
     )
+    state.held = caused
+    _release(state)
     return text
+
+
+def _release(state: RunState) -> None:
+    """Emit the events held while a control tool ran."""
+    held, state.held = state.held or [], None
+    for event in held:
+        state.tracer.emit(event)
 
 
 async def _search(
