@@ -33,7 +33,8 @@ class Limits:
     max_consecutive_tool_errors: int = 5
     """Consecutive failed tool calls before the run stops with `error`."""
     max_repeats: int = 2
-    """Identical tool calls (same tool, same arguments) allowed; the second is refused, the one after stops the run."""
+    """Identical read-only tool calls (same tool, same arguments) allowed in one attempt; the second is refused, the one
+    after stops the run (no progress). Control tools and the calls of an earlier attempt are not repeats."""
     model_retries: int = 3
     """Retries of a failing model request (connection errors, 5xx, 429) before the run stops with `error`."""
     retry_backoff_s: float = 1.0

@@ -132,7 +132,7 @@ class RunState:
     last_tool_error: str = ""
     """Text of the last failed tool call."""
     seen: Counter[str] = field(default_factory=Counter)
-    """How often each (tool, arguments) pair was asked for."""
+    """How often each (attempt, read-only tool, arguments) triple was asked for (the no-progress guard)."""
     suspects: list[str] = field(default_factory=list)
     """Suspects named by `begin_deep_dive`, in order."""
     questions: list[str] = field(default_factory=list)
@@ -206,7 +206,9 @@ def _refuse(state: RunState, tool: str, args: dict[str, Any]) -> str | None:
     budgeted = tool not in set(ControlTool)
     if budgeted and state.phase_calls >= state.budget():
         return f"The {state.phase.value} budget ({state.budget()} calls) is spent; the harness moves you on next turn."
-    key = _key(tool, args)
+    if not budgeted:
+        return None  # control tools read nothing: calling one again is not repeated work
+    key = f"{state.attempt}:{_key(tool, args)}"  # a new attempt re-reads on purpose: it starts counting afresh
     state.seen[key] += 1
     repeats = state.seen[key]
     if repeats > state.limits.max_repeats:
