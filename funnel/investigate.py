@@ -58,7 +58,6 @@ from schemas.diagnosis import Diagnosis, PhaseStats, Termination
 from schemas.enums import Phase, StopReason
 from schemas.report import BugReport
 from schemas.trace import (
-    PhaseChangeEvent,
     PrepassEvent,
     RequestEvent,
     StartEvent,
@@ -346,10 +345,8 @@ async def _attempts(state: RunState, explorer: Any, contexts: _Contexts, transcr
     markdown = ""
     for attempt in range(1, state.limits.max_attempts + 1):
         if attempt > 1:
-            state.attempt, old = attempt, state.phase
-            state.phase, state.phase_calls, state.wrap_up = Phase.deep_dive, 0, None
-            state.emit(PhaseChangeEvent, from_phase=old, to_phase=Phase.deep_dive, reason=f"attempt {attempt}")
-            prompt = prompts.retry_prompt(findings, attempt)
+            note = state.start_attempt(attempt)
+            prompt = prompts.retry_prompt(findings, attempt) + (f"\n\n{note}" if note else "")
         markdown = await runner(prompt, findings)
         state.last_markdown = markdown
         verdict = await asyncio.to_thread(verify_report, markdown, ctx.root, ctx.index, sandbox=state.sandbox)
@@ -456,7 +453,7 @@ def _command_attempt(state: RunState, explorer: CommandExplorer, ctx: ExplorerCo
         text = prompts.command_prompt(system=system, user=user, findings=findings or None)
         state.iterations += 1
         transcript.append(ModelRequest(parts=[UserPromptPart(text)]))
-        state.phase = Phase.output
+        state.move_to(Phase.output, forced=False, reason="the external agent uses its own tools")
         remaining = max(1.0, min(state.limits.command_timeout_s, state.deadline - time.monotonic()))
         out = await explorer.run(text, root=ctx.root, timeout_s=remaining, cancel=state.cancel)
         response = ModelResponse(parts=[TextPart(out.stdout)], model_name=explorer.name, finish_reason="stop",

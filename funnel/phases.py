@@ -169,6 +169,15 @@ class RunState:
         """Move the funnel forward (never back); returns what the phase hooks say ('' when silent)."""
         if PHASE_ORDER.index(phase) <= PHASE_ORDER.index(self.phase):
             return ""
+        return self._enter(phase, forced=forced, reason=reason)
+
+    def start_attempt(self, attempt: int) -> str:
+        """Start verification attempt `attempt` (2+): the funnel re-enters the deep-dive, never explore, with a fresh
+        deep-dive budget, through the same phase change as any other; returns what the phase hooks say."""
+        self.attempt, self.wrap_up = attempt, None
+        return self._enter(Phase.deep_dive, forced=False, reason=f"attempt {attempt}")
+
+    def _enter(self, phase: Phase, *, forced: bool, reason: str) -> str:
         old, self.phase, self.phase_calls = self.phase, phase, 0
         self.emit(PhaseChangeEvent, phase=phase, from_phase=old, to_phase=phase, forced=forced, reason=reason)
         change = PhaseChange(old, phase, forced, tuple(self.suspects), self.budget(phase), reason)
