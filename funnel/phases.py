@@ -396,7 +396,7 @@ async def _begin_deep_dive(ctx: RunContext[RunState], suspects: list[str]) -> st
     def call() -> str:
         named = [x.strip() for x in suspects if x and x.strip()]
         if not named:
-            raise ToolError("Name at least one suspect file or symbol, e.g. begin_deep_dive(['src/app.py:parse']).")
+            raise ToolError("Name at least one suspect file or symbol, as `<path>` or `<path>:<symbol>` with a real path.")
         s.suspects.extend(n for n in named if n not in s.suspects)
         note = s.move_to(Phase.deep_dive, forced=False, reason="suspects named: " + ", ".join(named))
         msg = (

@@ -17,6 +17,9 @@ from funnel.report_md import (
     parse_report,
     render_report,
 )
+from funnel.sandbox import Sandbox
+from funnel.tools import ToolError, read_range
+from tests.funnel.harness_support import FIXTURE_REPO
 from schemas import AffectedFile, ComplexityRating, Diagnosis, ProposedChange, RiskRating, RootCause
 from schemas.enums import Complexity, Risk, Role
 
@@ -91,15 +94,18 @@ def _diagnosis() -> Diagnosis:
     )  # fmt: skip
 
 
-def test_template_parses_into_every_section_without_notes():
+def test_the_template_examples_are_placeholders_never_read_as_locations():
     draft = parse_report(REPORT_TEMPLATE)
-    assert draft.notes == []
-    assert [f.path for f in draft.affected_files] == ["path/to/file.py", "path/to/other.py"]
-    assert draft.affected_files[0].symbol == "Class.method"
-    assert draft.affected_files[1].role is Role.symptom
+    assert draft.summary.startswith("One or two sentences") and draft.confidence == 0.7
+    assert [f.path for f in draft.affected_files] == [] and [c.path for c in draft.proposed_changes] == [""]
     assert draft.proposed_changes[0].diff == "- old line\n+ new line"
+    assert all("without a path" in n for n in draft.notes)
     assert draft.complexity == DraftRating(level="small", reason="one function, no API change.")
-    assert draft.confidence == 0.7
+
+
+def test_a_tool_refuses_a_template_placeholder_with_a_pointed_hint():
+    with pytest.raises(ToolError, match="placeholder from the report template"):
+        read_range(Sandbox(FIXTURE_REPO), "<path>", 1, 40)
 
 
 def test_render_uses_the_fixed_headings_in_order():
@@ -160,7 +166,7 @@ def test_parse_tolerates_heading_case_and_levels():
 def test_parse_reads_a_report_wrapped_in_a_markdown_fence():
     draft = parse_report("```markdown\n" + REPORT_TEMPLATE + "```\n")
     assert draft.summary.startswith("One or two sentences")
-    assert len(draft.affected_files) == 2
+    assert draft.confidence == 0.7 and draft.open_questions
 
 
 def test_code_comments_inside_snippets_are_not_headings():
