@@ -367,9 +367,9 @@ def _agent_attempt(state: RunState, explorer: Explorer, ctx: ExplorerContext, sy
         if not isinstance(explorer, ModelExplorer):
             raise
         raise ModelUnavailable(f"the model could not be set up: {e}") from e
-    model = RetryingModel(built, retries=limits.model_retries, backoff_s=limits.retry_backoff_s, cancel=state.cancel)
+    model = RetryingModel.for_limits(built, limits, state.cancel)
     if summarize is None and limits.summarizer_model:
-        summarize = model_summarizer(build_model_from_spec(limits.summarizer_model))
+        summarize = model_summarizer(RetryingModel.for_limits(build_model_from_spec(limits.summarizer_model), limits, state.cancel))
 
     def instructions(rc: RunContext[RunState]) -> str:
         s = rc.deps

@@ -38,7 +38,9 @@ class Limits:
     model_retries: int = 3
     """Retries of a failing model request (connection errors, 5xx, 429) before the run stops with `error`."""
     retry_backoff_s: float = 1.0
-    """First backoff between model retries; doubled on each retry."""
+    """First backoff between model retries; doubled on each retry (a longer `Retry-After` from the server wins)."""
+    request_timeout_s: float = 300.0
+    """Seconds one model request (one HTTP attempt) may take before it counts as failed and is retried."""
     output_retries: int = 2
     """Times a cut-off or empty report is sent back to the model before the run stops."""
     compaction_max_messages: int = 40

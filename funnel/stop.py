@@ -182,11 +182,14 @@ def assemble_diagnosis(
 
 
 def _structure(markdown: str, state: RunState, structurer: str | None) -> tuple[Diagnosis | None, str]:
-    from funnel.structure import structure
+    from funnel.structure import StructureOptions, structure
 
+    options = StructureOptions(retry=state.limits)
+    if state.cancel.cancelled:  # a cancelled run stops now: the parser only, no model call
+        structurer = None
     for model in dict.fromkeys([structurer, None]):
         try:
-            diagnosis = structure(markdown, state.root, index=state.index, model=model)
+            diagnosis = structure(markdown, state.root, index=state.index, model=model, options=options)
             # structure() may fall back to the parser itself; record what really ran.
             return diagnosis, diagnosis.stats.structurer or model or "parser"
         except Exception:

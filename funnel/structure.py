@@ -16,6 +16,8 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from funnel.explorers.agent import RetryingModel, build_model_from_spec
+from funnel.limits import Limits
 from funnel.report_md import ReportDraft, parse_report
 from funnel.sandbox import Sandbox
 from funnel.verify import CheckedClaims, SymbolLookup, VerifyLimits, check_claims
@@ -52,6 +54,9 @@ class StructureOptions:
     no cited location); False sends every report to the model."""
     verify: VerifyLimits = field(default_factory=VerifyLimits)
     """Tolerances of the repository checks."""
+    retry: Limits = field(default_factory=Limits)
+    """The model retry policy (`model_retries`, `retry_backoff_s`, `request_timeout_s`): the structurer model runs in
+    the same `RetryingModel` as the explorer."""
 
 
 def build_diagnosis(
@@ -139,15 +144,15 @@ def _model_faults(draft: ReportDraft, checked: CheckedClaims, markdown: str) -> 
     return faults
 
 
-def _agent(model: str | Model, retries: int):
+def _agent(model: str | Model, opts: StructureOptions):
     from pydantic_ai import Agent, ModelRetry, RunContext
 
     agent: Agent[_Deps, ReportDraft] = Agent(
-        model,
+        RetryingModel.for_limits(build_model_from_spec(model), opts.retry),
         deps_type=_Deps,
         output_type=ReportDraft,
         instructions=STRUCTURER_INSTRUCTIONS,
-        retries={"output": retries},
+        retries={"output": opts.max_retries},
     )
 
     @agent.output_validator
@@ -196,7 +201,7 @@ async def structure_async(
     if model is not None and not (opts.prefer_parser and _parser_is_enough(draft)):
         deps = _Deps(markdown=text, root=root, index=index, sandbox=sb, limits=opts.verify)
         try:
-            result = await _agent(model, opts.max_retries).run(
+            result = await _agent(model, opts).run(
                 "Structure this investigation report:\n\n" + text, deps=deps
             )
         except Exception as e:  # noqa: BLE001 - any model failure falls back to the parser

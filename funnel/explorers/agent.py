@@ -16,6 +16,7 @@ from pydantic_ai.settings import ModelSettings
 from funnel.cancel import CancelToken
 from funnel.errors import UserError
 from funnel.explorers import ExplorerContext
+from funnel.limits import Limits
 from funnel.stop import Cancelled, ModelUnavailable, Unrecoverable
 
 __all__ = ("ModelExplorer", "RetryingModel", "build_model_from_spec")
@@ -72,18 +73,32 @@ class ModelExplorer:
 
 
 class RetryingModel(WrapperModel):
-    """Retries failing requests (rate limit, 5xx, connection) with backoff; stops the run when they keep failing.
+    """The one retry policy of every model call: retries failing requests with exponential backoff, honouring the
+    server's `Retry-After`; stops the run when they keep failing.
 
-    A request the provider refuses outright (auth, unknown model, context overflow) stops the run at once with
-    `error`; cancellation interrupts the backoff. Endpoint failures raise `ModelUnavailable` (the harness may fall
-    back to the offline investigator); a context overflow is the run's own doing and does not.
+    The provider SDK's own retries are turned off (`ModelSettings.max_retries = 0`), so one model request is at most
+    `1 + retries` HTTP attempts, each bounded by `request_timeout_s`. Retried: rate limits (429), 5xx and overload,
+    connection errors (refused, reset mid-response) and timeouts. The wait before retry n is
+    `max(backoff_s * 2**(n-1), Retry-After)`, capped at `max_backoff_s`; cancellation interrupts it. A request the
+    provider refuses outright (auth, unknown model, context overflow) stops the run at once with `error`. Endpoint
+    failures raise `ModelUnavailable` (the harness may fall back to the offline investigator); a context overflow is
+    the run's own doing and does not.
     """
 
-    def __init__(self, wrapped: Model, *, retries: int, backoff_s: float, cancel: CancelToken) -> None:
+    def __init__(self, wrapped: Model, *, retries: int, backoff_s: float, cancel: CancelToken,
+                 request_timeout_s: float | None = None, max_backoff_s: float = 60.0) -> None:  # fmt: skip
         super().__init__(wrapped)
         self.retries = retries
         self.backoff_s = backoff_s
         self.cancel = cancel
+        self.request_timeout_s = request_timeout_s or None
+        self.max_backoff_s = max_backoff_s
+
+    @classmethod
+    def for_limits(cls, wrapped: Model, limits: Limits, cancel: CancelToken | None = None) -> RetryingModel:
+        """The policy with the retries, backoff and request timeout of `limits`."""
+        return cls(wrapped, retries=limits.model_retries, backoff_s=limits.retry_backoff_s, cancel=cancel or CancelToken(),
+                   request_timeout_s=limits.request_timeout_s)  # fmt: skip
 
     async def request(
         self,
@@ -91,20 +106,26 @@ class RetryingModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        settings: ModelSettings = {**(model_settings or {}), "max_retries": 0}  # this class is the only retry policy
+        if self.request_timeout_s:
+            settings.setdefault("timeout", self.request_timeout_s)
         delay = self.backoff_s
         for attempt in range(self.retries + 1):
             try:
-                return await self.wrapped.request(messages, model_settings, model_request_parameters)
+                return await asyncio.wait_for(self.wrapped.request(messages, settings, model_request_parameters),
+                                              self.request_timeout_s)  # fmt: skip
             except pai_exc.ModelContextWindowExceededError as e:
                 raise Unrecoverable(f"context overflow: the history no longer fits the model ({e})") from e
             except pai_exc.ModelRequestRejectedError as e:
                 raise ModelUnavailable(f"the model endpoint refused the request: {e}") from e
-            except _RETRYABLE as e:
+            except (*_RETRYABLE, TimeoutError) as e:
+                failure = str(e) or f"no answer within {self.request_timeout_s:g} s"
                 if attempt >= self.retries:
-                    raise ModelUnavailable(f"the model endpoint kept failing after {self.retries} retries: {e}") from e
-                _log.warning("model request failed (%s); retry %d in %.1f s", e, attempt + 1, delay)
+                    raise ModelUnavailable(f"the model endpoint kept failing after {self.retries} retries: {failure}") from e
+                wait = min(max(delay, getattr(e, "retry_after", None) or 0.0), self.max_backoff_s)
+                _log.warning("model request failed (%s); retry %d in %.1f s", failure, attempt + 1, wait)
                 try:
-                    await asyncio.wait_for(self.cancel.wait(), timeout=delay)
+                    await asyncio.wait_for(self.cancel.wait(), timeout=wait)
                 except TimeoutError:
                     pass
                 if self.cancel.cancelled:
