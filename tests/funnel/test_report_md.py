@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,7 +22,7 @@ from funnel.report_md import (
 )
 from funnel.sandbox import Sandbox
 from funnel.tools import ToolError, read_range
-from tests.funnel.harness_support import FIXTURE_REPO
+from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT
 from schemas import AffectedFile, ComplexityRating, Diagnosis, ProposedChange, RiskRating, RootCause
 from schemas.enums import Complexity, Risk, Role
 
@@ -348,3 +351,26 @@ def test_an_explanation_line_that_looks_like_a_bullet_stays_in_the_explanation()
     assert "\\- 0 is read as a count" in text
     back = parse_report(text)
     assert (back.root_cause.explanation, back.root_cause.evidence) == ("- 0 is read as a count", ["e"])
+
+
+def test_setext_headings_are_read_as_sections():
+    setext = re.sub(r"^## (.+)$", lambda m: f"{m.group(1)}\n{'-' * len(m.group(1))}", GOOD_REPORT, flags=re.M)
+    draft = parse_report(setext)
+    assert draft.summary == "A 10% discount removes the whole price."
+    assert [(f.path, f.line_start) for f in draft.affected_files] == [("shop/pricing.py", 8)] and draft.notes == []
+
+
+def test_a_report_fenced_after_a_preamble_is_unwrapped():
+    draft = parse_report("Here is my report:\n\n````markdown\n" + GOOD_REPORT + "````\nHope this helps.\n")
+    assert draft.summary and [f.path for f in draft.affected_files] == ["shop/pricing.py"] and draft.notes == []
+
+
+def test_a_report_written_as_json_is_read_and_says_so():
+    body = {"summary": "Divides by 10.", "affected_files": [{"path": "shop/pricing.py", "line_start": 8, "line_end": 8}]}
+    draft = parse_report("```json\n" + json.dumps(body) + "\n```")
+    assert draft.summary == "Divides by 10." and draft.affected_files[0].line_start == 8
+    assert draft.notes == ["the report is JSON, not the markdown template"]
+
+
+def test_json_of_another_shape_is_read_as_markdown():
+    assert parse_report('{"answer": 42}').notes[0] == "no template headings found"
