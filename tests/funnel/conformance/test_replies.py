@@ -1,0 +1,39 @@
+"""Behaviours 5, 6 and 9 over real HTTP: text where tools were expected, empty replies, cut-off replies, context
+overflow, reasoning fields."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.funnel.conformance._checks import check_all
+from tests.funnel.conformance.scenarios import Outcome, cases, run_scenario
+from tests.funnel.harness_support import GOOD_REPORT
+
+
+def _the_whole_report_is_kept(out: Outcome) -> None:
+    assert out.result.report_markdown == GOOD_REPORT
+
+
+def _overflow_is_not_retried(out: Outcome) -> None:
+    assert "context overflow" in out.result.diagnosis.termination.detail
+    assert len(out.requests) == 3  # search, begin_deep_dive, then the one refused request: no retry of it
+
+
+def _reasoning_is_not_the_report(out: Outcome) -> None:
+    assert out.result.report_markdown == GOOD_REPORT and len(out.requests) == 6
+
+
+EXTRA = {
+    "report_cut_off": _the_whole_report_is_kept,
+    "early_full_report": _the_whole_report_is_kept,
+    "context_overflow": _overflow_is_not_retried,
+    "report_in_reasoning_only": _reasoning_is_not_the_report,
+}
+
+
+@pytest.mark.parametrize(("scenario", "protocol"), cases(5, 6, 9), ids=lambda v: getattr(v, "name", v))
+async def test_odd_replies_end_with_the_report_or_a_labelled_termination(scenario, protocol):
+    out = await run_scenario(scenario, protocol)
+    check_all(out)
+    if extra := EXTRA.get(scenario.name):
+        extra(out)
