@@ -28,7 +28,15 @@ from typing import Any
 from pydantic_ai import Agent, ModelRetry, RunContext
 from pydantic_ai import exceptions as pai_exc
 from pydantic_ai.capabilities import PrepareTools, ProcessHistory
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 from pydantic_ai.usage import UsageLimits
 
 from funnel import prompts
@@ -41,7 +49,7 @@ from funnel.explorers.command import CommandExplorer
 from funnel.hooks import Hooks, default_hooks
 from funnel.limits import Limits
 from funnel.meter import response_usage
-from funnel.phases import RunState, funnel_tools, offered_tools, tools_for
+from funnel.phases import RunState, funnel_tools, offered_tools
 from funnel.prepass import Prepass, render_candidates, run_prepass
 from funnel.stop import (
     Cancelled,
@@ -410,6 +418,7 @@ def _agent_attempt(state: RunState, explorer: Explorer, ctx: ExplorerContext, sy
                 node = agent_run.next_node
                 while not Agent.is_end_node(node):
                     if Agent.is_model_request_node(node):
+                        _trace_refused(state, node.request, transcript)
                         state.enforce_budgets()
                         check_stop(state)  # the stop policy, at the head of every iteration
                         transcript.append(node.request)
@@ -435,12 +444,36 @@ def _record(state: RunState, response: ModelResponse, seconds: float, transcript
     state.meter.add_request(state.phase, usage)
     state.emit(RequestEvent, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
                cached_tokens=usage.cached_tokens, latency_ms=seconds * 1000, finish_reason=response.finish_reason)  # fmt: skip
-    offered = tools_for(state.phase)
-    for part in response.parts:  # calls to hidden tools never reach our tools: PydanticAI refuses them; trace them
-        if isinstance(part, ToolCallPart) and part.tool_name not in offered:
-            state.tool_calls_total += 1
+
+
+_REFUSED_BEFORE_A_TOOL = frozenset({"validation_error", "unknown_tool", "unavailable_tool"})
+
+
+def _trace_refused(state: RunState, request: ModelRequest, transcript: list[ModelMessage]) -> None:
+    """Trace the tool calls PydanticAI refused before they reached a funnel tool (a tool not offered in this phase,
+    an unknown tool, arguments that are not JSON or not the tool's schema); all count toward the hard cap, and bad
+    arguments count as failed calls (like a `ToolError`)."""
+    calls = {}
+    if transcript and isinstance(transcript[-1], ModelResponse):
+        calls = {p.tool_call_id: p for p in transcript[-1].parts if isinstance(p, ToolCallPart)}
+    for part in request.parts:
+        retry = getattr(part, "retry", None)
+        if not isinstance(part, ToolReturnPart) or retry is None or retry.cause not in _REFUSED_BEFORE_A_TOOL:
+            continue
+        if retry.cause == "validation_error":  # the model's mistake, like a ToolError: a failed call
+            msgs = [str(d.get("msg", d)) for d in part.content] if isinstance(part.content, list) else [str(part.content)]
+            refusal = "invalid arguments: " + "; ".join(msgs)
+            state.consecutive_tool_errors += 1
+            state.last_tool_error = refusal
+        else:  # a refusal, like the funnel gate's: not a failure
             refusal = f"`{part.tool_name}` is not available in the {state.phase.value} phase"
-            state.emit(ToolCallEvent, tool=part.tool_name, args=part.args_as_dict(), error=refusal)
+        call = calls.get(part.tool_call_id)
+        try:
+            args = call.args_as_dict() if call is not None else {}
+        except ValueError:
+            args = {"_raw": str(call.args)}
+        state.tool_calls_total += 1
+        state.emit(ToolCallEvent, tool=part.tool_name, args=args, error=refusal)
 
 
 def _command_attempt(state: RunState, explorer: CommandExplorer, ctx: ExplorerContext, system: str,

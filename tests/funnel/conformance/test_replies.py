@@ -23,7 +23,13 @@ def _reasoning_is_not_the_report(out: Outcome) -> None:
     assert out.result.report_markdown == GOOD_REPORT and len(out.requests) == 6
 
 
+def _cut_off_arguments_are_traced_as_refused(out: Outcome) -> None:
+    refused = [e for e in out.result.events if getattr(e, "tool", None) == "search" and e.error]
+    assert refused and "invalid arguments" in refused[0].error
+
+
 EXTRA = {
+    "tool_call_cut_off": _cut_off_arguments_are_traced_as_refused,
     "report_cut_off": _the_whole_report_is_kept,
     "early_full_report": _the_whole_report_is_kept,
     "context_overflow": _overflow_is_not_retried,

@@ -33,6 +33,11 @@ def _read_after_finish_is_refused(out: Outcome) -> None:
     assert _tools(out)[-2:] == [("finish_deep_dive", "deep_dive", False), ("read_range", "output", True)]
 
 
+def _bad_arguments_are_traced_as_refused(out: Outcome) -> None:
+    refused = [e for e in out.result.events if isinstance(e, ToolCallEvent) and e.tool == "read_range" and e.error]
+    assert refused and refused[0].error.startswith("invalid arguments: ") and refused[0].phase.value == "explore"
+
+
 def _gives_up_with_a_reason(out: Outcome) -> None:
     assert "read_range" in out.result.diagnosis.termination.detail
 
@@ -42,6 +47,8 @@ EXTRA = {
     "control_with_read": _read_runs_in_the_deep_dive_it_opened,
     "search_after_begin": _search_after_begin_is_refused,
     "read_after_finish": _read_after_finish_is_refused,
+    "malformed_json": _bad_arguments_are_traced_as_refused,
+    "wrong_types": _bad_arguments_are_traced_as_refused,
     "malformed_forever": _gives_up_with_a_reason,
 }
 
