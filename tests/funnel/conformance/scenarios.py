@@ -230,7 +230,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(9, "report_in_reasoning_only", "the report only in the reasoning, empty content, then the report",
              lambda: happy(output=[Turn(text="", reasoning=GOOD_REPORT), GOOD])),
     # 10. the structurer model
-    Scenario(10, "structurer_hallucinates", "the structurer invents a path, then copies it right",
+    Scenario(10, "structurer_hallucinates", "the structurer misspells a path (its quoted snippet proves the real one)",
              lambda: happy(output=[text(FRENCH_REPORT)], structurer=[tc("final_result", _structured("shop/prices.py")),
                                                                      tc("final_result", _structured())]),
              structurer=True),
