@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from funnel.phases import PHASE_ORDER
 from schemas.enums import Phase
 from schemas.trace import PhaseChangeEvent, StartEvent, TraceEvent
-from tests.funnel.conformance.scenarios import Outcome
+from tests.funnel.conformance._server import Protocol
+from tests.funnel.conformance.scenarios import Outcome, Scenario, run_scenario
 from tests.funnel.harness_support import FIXTURE_REPO
 
 _ATTEMPT = re.compile(r"Attempt (\d+): the verifier")
+
+
+async def run_checked(scenario: Scenario, protocol: Protocol, extra: dict[str, Callable[[Outcome], None]]) -> Outcome:
+    """Run a scenario, check every invariant, then the scenario's own assertion in `extra` (by name) if any."""
+    out = await run_scenario(scenario, protocol)
+    check_all(out)
+    if more := extra.get(scenario.name):
+        more(out)
+    return out
 
 
 def check_all(out: Outcome) -> None:

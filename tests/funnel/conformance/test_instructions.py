@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from schemas.trace import ToolCallEvent
-from tests.funnel.conformance._checks import check_all
-from tests.funnel.conformance.scenarios import Outcome, cases, run_scenario
+from tests.funnel.conformance._checks import run_checked
+from tests.funnel.conformance.scenarios import Outcome, cases
 
 
 def _calls(out: Outcome, tool: str, attempt: int | None = None) -> list[ToolCallEvent]:
@@ -59,7 +59,4 @@ EXTRA = {
 
 @pytest.mark.parametrize(("scenario", "protocol"), cases(1, 2), ids=lambda v: getattr(v, "name", v))
 async def test_a_literal_or_inventive_model_ends_honestly_with_only_real_locations(scenario, protocol):
-    out = await run_scenario(scenario, protocol)
-    check_all(out)
-    if extra := EXTRA.get(scenario.name):
-        extra(out)
+    await run_checked(scenario, protocol, EXTRA)

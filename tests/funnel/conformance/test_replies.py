@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.funnel.conformance._checks import check_all
-from tests.funnel.conformance.scenarios import Outcome, cases, run_scenario
+from tests.funnel.conformance._checks import run_checked
+from tests.funnel.conformance.scenarios import Outcome, cases
 from tests.funnel.harness_support import GOOD_REPORT
 
 
@@ -39,7 +39,4 @@ EXTRA = {
 
 @pytest.mark.parametrize(("scenario", "protocol"), cases(5, 6, 9), ids=lambda v: getattr(v, "name", v))
 async def test_odd_replies_end_with_the_report_or_a_labelled_termination(scenario, protocol):
-    out = await run_scenario(scenario, protocol)
-    check_all(out)
-    if extra := EXTRA.get(scenario.name):
-        extra(out)
+    await run_checked(scenario, protocol, EXTRA)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.funnel.conformance._checks import check_all
-from tests.funnel.conformance.scenarios import Outcome, cases, run_scenario
+from tests.funnel.conformance._checks import run_checked
+from tests.funnel.conformance.scenarios import Outcome, cases
 
 
 def _read_in_attempt_1(out: Outcome) -> None:
@@ -54,7 +54,4 @@ EXTRA = {
 
 @pytest.mark.parametrize(("scenario", "protocol"), cases(7, 10), ids=lambda v: getattr(v, "name", v))
 async def test_reports_off_template_and_bad_structuring_never_let_an_invention_through(scenario, protocol):
-    out = await run_scenario(scenario, protocol)
-    check_all(out)
-    if extra := EXTRA.get(scenario.name):
-        extra(out)
+    await run_checked(scenario, protocol, EXTRA)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from schemas.trace import PhaseChangeEvent, ToolCallEvent
-from tests.funnel.conformance._checks import check_all
-from tests.funnel.conformance.scenarios import Outcome, cases, run_scenario
+from tests.funnel.conformance._checks import run_checked
+from tests.funnel.conformance.scenarios import Outcome, cases
 
 
 def _tools(out: Outcome) -> list[tuple[str, str, bool]]:
@@ -55,7 +55,4 @@ EXTRA = {
 
 @pytest.mark.parametrize(("scenario", "protocol"), cases(3, 4), ids=lambda v: getattr(v, "name", v))
 async def test_bad_or_parallel_tool_calls_are_refused_or_run_in_order(scenario, protocol):
-    out = await run_scenario(scenario, protocol)
-    check_all(out)
-    if extra := EXTRA.get(scenario.name):
-        extra(out)
+    await run_checked(scenario, protocol, EXTRA)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.enums import StopReason
-from tests.funnel.conformance._checks import check_all, check_causal_trace
+from tests.funnel.conformance._checks import check_causal_trace, run_checked
 from tests.funnel.conformance._server import Turn
 from tests.funnel.conformance.scenarios import Outcome, Scenario, by_name, cases, happy, run_scenario
 
@@ -53,10 +53,7 @@ EXTRA = {
 
 @pytest.mark.parametrize(("scenario", "protocol"), cases(8), ids=lambda v: getattr(v, "name", v))
 async def test_transport_failures_are_retried_by_one_policy_and_end_on_their_own(scenario, protocol):
-    out = await run_scenario(scenario, protocol)
-    check_all(out)
-    if extra := EXTRA.get(scenario.name):
-        extra(out)
+    await run_checked(scenario, protocol, EXTRA)
 
 
 _SILENT = Scenario(8, "cancel_while_waiting", "a request that never answers, cancelled", lambda: happy(explore=[Turn(hang=True)]),
