@@ -71,9 +71,11 @@ async def _rows() -> tuple[list[str], list[dict]]:
         if s.name in ANTHROPIC:
             alt = await run_scenario(s, "anthropic")
             other = f"{_termination(alt)}, {_http(alt)} requests{_checked(alt)}"
-        rows.append(f"| {s.behaviour} | {s.what} | {_termination(out)}{_checked(out)} | {_calls(out)} | {_http(out)} | {other} |")
-        data.append({"behaviour": s.behaviour, "name": s.name, "termination": out.result.diagnosis.termination.reason.value,
-                     "detail": out.result.diagnosis.termination.detail, "tool_calls": _calls(out), "http": len(out.requests),
+        term = out.result.diagnosis.termination
+        rows.append(f"| {s.behaviour} | {s.what} | {_termination(out)}{_checked(out)} | {_calls(out)} | {_http(out)} "
+                    f"| {other} |")  # fmt: skip
+        data.append({"behaviour": s.behaviour, "name": s.name, "termination": term.reason.value,
+                     "detail": term.detail, "tool_calls": _calls(out), "http": len(out.requests),
                      "seconds": round(out.seconds, 2)})  # fmt: skip
     return rows, data
 

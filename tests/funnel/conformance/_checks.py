@@ -54,7 +54,8 @@ def check_no_hallucination(diagnosis, root: Path) -> None:
         lines = target.read_text().splitlines()
         assert 1 <= f.line_start <= f.line_end <= len(lines), f"accepted {f.path}:{f.line_start}-{f.line_end}"
         if f.evidence.strip():
-            assert _squeeze(f.evidence) in _squeeze("\n".join(lines)), f"accepted a quote not in {f.path}: {f.evidence!r}"
+            quoted = _squeeze(f.evidence) in _squeeze("\n".join(lines))
+            assert quoted, f"accepted a quote not in {f.path}: {f.evidence!r}"
     for c in diagnosis.proposed_changes:
         assert (root / c.path).is_file(), f"accepted a change to a missing path {c.path}"
 
@@ -71,7 +72,8 @@ def check_tools_only_narrow(out: Outcome) -> None:
             last_attempt, last_phase = attempt, phase
             assert seen.phase != Phase.explore, "a retry re-opened explore"
             continue
-        assert phase >= last_phase, f"offered tools widened from {PHASE_ORDER[last_phase]} to {seen.phase}: {seen.tools}"
+        widened = f"offered tools widened from {PHASE_ORDER[last_phase]} to {seen.phase}: {seen.tools}"
+        assert phase >= last_phase, widened
         last_phase = phase
 
 

@@ -166,7 +166,8 @@ class ModelServer:
         if protocol == "openai":
             data = _openai_sse(turn, self.model) if stream else json.dumps(_openai_json(turn, self.model)).encode()
         else:
-            data = _anthropic_sse(turn, self.model) if stream else json.dumps(_anthropic_json(turn, self.model)).encode()
+            data = (_anthropic_sse(turn, self.model) if stream
+                    else json.dumps(_anthropic_json(turn, self.model)).encode())  # fmt: skip
         kind = "text/event-stream" if stream else "application/json"
         if turn.reset:
             return _send_then_reset(h, kind, data)
@@ -282,7 +283,9 @@ def _anthropic_sse(turn: Turn, model: str) -> bytes:
     message = {"id": f"msg_{time.monotonic_ns()}", "type": "message", "role": "assistant", "model": model,
                "content": [], "stop_reason": None, "stop_sequence": None,
                "usage": {"input_tokens": 900, "output_tokens": 1}}  # fmt: skip
-    events: list[tuple[str | None, dict[str, Any] | str]] = [("message_start", {"type": "message_start", "message": message})]
+    events: list[tuple[str | None, dict[str, Any] | str]] = [
+        ("message_start", {"type": "message_start", "message": message})
+    ]
     index = 0
 
     def block(start: dict[str, Any], deltas: list[dict[str, Any]]) -> None:
@@ -302,9 +305,8 @@ def _anthropic_sse(turn: Turn, model: str) -> bytes:
     for i, c in enumerate(turn.calls):
         block({"type": "tool_use", "id": f"toolu_{i}_{time.monotonic_ns()}", "name": c.name, "input": {}},
               [{"type": "input_json_delta", "partial_json": _args_text(c)}])  # fmt: skip
-    events.append(("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": _STOP.get(_finish(turn), "end_turn"), "stop_sequence": None},
-                                     "usage": {"output_tokens": 60}}))  # fmt: skip
+    stop = {"stop_reason": _STOP.get(_finish(turn), "end_turn"), "stop_sequence": None}
+    events.append(("message_delta", {"type": "message_delta", "delta": stop, "usage": {"output_tokens": 60}}))
     events.append(("message_stop", {"type": "message_stop"}))
     return _sse(events)
 

@@ -82,11 +82,16 @@ def literal_model() -> Script:
     return Script(
         explore=[_copy_template_path, tc("read_range", {"path": "shop/prices.py"}), BEGIN],
         deep_dive=[FINISH],
-        output=[lambda s: text(cite(past_end, f"{template_location(s)}:1-5").replace("shop/pricing.py` — ", "shop/prices.py` — ")), GOOD],
+        output=[lambda s: text(cite(past_end, f"{template_location(s)}:1-5").replace("shop/pricing.py` — ",
+                                                                                   "shop/prices.py` — ")), GOOD],
     )  # fmt: skip
 
 
-def _structured(path: str = "shop/pricing.py", evidence: str = "return price_cents - price_cents * percent // 10") -> dict:
+QUOTE = "return price_cents - price_cents * percent // 10"
+"""The buggy line of the fixture repository, as it is."""
+
+
+def _structured(path: str = "shop/pricing.py", evidence: str = QUOTE) -> dict:
     return {"summary": "A 10% discount removes the whole price.",
             "root_cause": {"explanation": "Divides by 10 instead of 100.", "evidence": []},
             "affected_files": [{"path": path, "line_start": 8, "line_end": 8, "symbol": "apply_discount",
@@ -117,7 +122,7 @@ RENAMED_REPORT = (
     .replace("## Proposed changes", "## Fix")
 )
 
-BAD_QUOTE = GOOD_REPORT.replace("return price_cents - price_cents * percent // 10", "return price * rate / 10")
+BAD_QUOTE = GOOD_REPORT.replace(QUOTE, "return price * rate / 10")
 """A report quoting code the cited file does not contain (the verifier refuses it)."""
 
 HAPPY = dict(explore=[SEARCH, BEGIN], deep_dive=[READ, FINISH], output=[GOOD])
@@ -142,8 +147,8 @@ class Scenario:
 
 
 _OVERFLOW = {
-    "openai": {"error": {"message": "This model's maximum context length is 128000 tokens.", "type": "invalid_request_error",
-                         "code": "context_length_exceeded"}},
+    "openai": {"error": {"message": "This model's maximum context length is 128000 tokens.",
+                         "type": "invalid_request_error", "code": "context_length_exceeded"}},
     "anthropic": {"type": "error", "error": {"type": "invalid_request_error",
                                              "message": "prompt is too long: 250000 tokens > 200000 maximum"}},
 }  # fmt: skip
@@ -173,11 +178,14 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(2, "literal_model", "behaviours 1-2 together (the CLI scenario)", literal_model),
     # 3. tools that are not offered, unknown, malformed, mistyped
     Scenario(3, "hidden_tool", "calls search during the deep-dive", lambda: happy(deep_dive=[SEARCH, READ, FINISH])),
-    Scenario(3, "unknown_tool", "calls a tool that does not exist", lambda: happy(explore=[tc("run_tests", {"path": "."}), SEARCH, BEGIN])),
-    Scenario(3, "malformed_json", "sends arguments that are not JSON", lambda: happy(explore=[tc("read_range", MALFORMED), SEARCH, BEGIN])),
+    Scenario(3, "unknown_tool", "calls a tool that does not exist",
+             lambda: happy(explore=[tc("run_tests", {"path": "."}), SEARCH, BEGIN])),
+    Scenario(3, "malformed_json", "sends arguments that are not JSON",
+             lambda: happy(explore=[tc("read_range", MALFORMED), SEARCH, BEGIN])),
     Scenario(3, "wrong_types", "sends a string where a line number goes",
              lambda: happy(explore=[tc("read_range", {"path": "shop/pricing.py", "start": "four"}), SEARCH, BEGIN])),
-    Scenario(3, "malformed_forever", "never sends valid arguments", lambda: happy(explore=[tc("read_range", MALFORMED)]),
+    Scenario(3, "malformed_forever", "never sends valid arguments",
+             lambda: happy(explore=[tc("read_range", MALFORMED)]),
              expect=frozenset({StopReason.error, StopReason.step_budget})),
     # 4. parallel tool calls
     Scenario(4, "parallel_reads", "search and list_dir in one response",
@@ -187,9 +195,11 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(4, "search_after_begin", "begin_deep_dive then search in one response",
              lambda: happy(explore=[Turn(calls=[BEGIN.calls[0], SEARCH.calls[0]])])),
     Scenario(4, "read_after_finish", "read, finish_deep_dive, read in one response",
-             lambda: happy(deep_dive=[Turn(calls=[READ.calls[0], FINISH.calls[0], Call("read_range", {"path": "shop/cart.py"})])])),
+             lambda: happy(deep_dive=[Turn(calls=[READ.calls[0], FINISH.calls[0],
+                                                  Call("read_range", {"path": "shop/cart.py"})])])),
     # 5. text where tools were expected, empty content, both at once
-    Scenario(5, "early_plain_answer", "answers in prose during explore", lambda: happy(explore=[text("The bug is in pricing."), SEARCH, BEGIN])),
+    Scenario(5, "early_plain_answer", "answers in prose during explore",
+             lambda: happy(explore=[text("The bug is in pricing."), SEARCH, BEGIN])),
     Scenario(5, "early_full_report", "writes the whole report at the first request", lambda: happy(explore=[GOOD])),
     Scenario(5, "empty_content", "an empty reply in the deep-dive", lambda: happy(deep_dive=[text(""), READ, FINISH])),
     Scenario(5, "content_and_calls", "text and a tool call in one reply",
@@ -206,7 +216,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     # 7. reports that ignore the template
     Scenario(7, "renamed_sections", "other section names", lambda: happy(output=[text(RENAMED_REPORT)])),
     Scenario(7, "setext_headings", "setext headings", lambda: happy(output=[text(SETEXT_REPORT)])),
-    Scenario(7, "fenced_markdown", "the whole report in a ````markdown fence", lambda: happy(output=[text(FENCED_REPORT)])),
+    Scenario(7, "fenced_markdown", "the whole report in a ````markdown fence",
+             lambda: happy(output=[text(FENCED_REPORT)])),
     Scenario(7, "json_report", "JSON instead of markdown", lambda: happy(output=[text(JSON_REPORT)])),
     Scenario(7, "other_language", "a report in French", lambda: happy(output=[text(FRENCH_REPORT)])),
     # 8. transport
@@ -221,7 +232,8 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: happy(first=[Turn(delay_s=4.0, calls=SEARCH.calls)]), limits={"request_timeout_s": 1.5}),
     Scenario(8, "never_answers", "never answers", lambda: Script(explore=[Turn(hang=True)]),
              expect=frozenset({StopReason.error}), limits={"model_retries": 1, "request_timeout_s": 1.0}),
-    Scenario(8, "never_answers_fallback", "never answers; the offline fallback is on", lambda: Script(explore=[Turn(hang=True)]),
+    Scenario(8, "never_answers_fallback", "never answers; the offline fallback is on",
+             lambda: Script(explore=[Turn(hang=True)]),
              limits={"model_retries": 1, "request_timeout_s": 1.0, "fallback_to_offline": True}),
     # 9. reasoning models
     Scenario(9, "reasoning_around_calls", "reasoning_content / thinking blocks on every reply",
@@ -235,14 +247,16 @@ SCENARIOS: tuple[Scenario, ...] = (
                                                                      tc("final_result", _structured())]),
              structurer=True),
     Scenario(10, "structurer_always_wrong", "the structurer always invents a path and a snippet",
-             lambda: happy(output=[text(FRENCH_REPORT)], structurer=[tc("final_result", _structured("shop/x.py", "nope"))]),
+             lambda: happy(output=[text(FRENCH_REPORT)],
+                           structurer=[tc("final_result", _structured("shop/x.py", "nope"))]),
              structurer=True),
     Scenario(10, "structurer_malformed", "the structurer sends malformed JSON, then a valid draft",
              lambda: happy(output=[text(FRENCH_REPORT)], structurer=[tc("final_result", '{"summary": "x", '),
                                                                      tc("final_result", _structured())]),
              structurer=True),
     Scenario(10, "structurer_text", "the structurer answers in prose, then calls final_result",
-             lambda: happy(output=[text(FRENCH_REPORT)], structurer=[text("The bug is in pricing."), tc("final_result", _structured())]),
+             lambda: happy(output=[text(FRENCH_REPORT)],
+                           structurer=[text("The bug is in pricing."), tc("final_result", _structured())]),
              structurer=True),
     Scenario(10, "structurer_down", "the structurer endpoint returns 500 on every request",
              lambda: happy(output=[text(FRENCH_REPORT)], structurer=[Turn(status=500)]), structurer=True),
@@ -251,8 +265,8 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 ANTHROPIC = frozenset({
     "literal_model", "rereads_in_attempt_2", "malformed_json", "control_with_read", "empty_content",
-    "context_overflow", "setext_headings", "rate_limited", "connection_reset", "reasoning_around_calls",
-    "structurer_malformed",
+    "context_overflow", "setext_headings", "rate_limited", "server_error_always", "connection_reset",
+    "reasoning_around_calls", "structurer_malformed",
 })  # fmt: skip
 """The scenarios also run over Anthropic Messages (one or more per behaviour; the suite stays fast)."""
 

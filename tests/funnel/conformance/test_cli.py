@@ -26,8 +26,9 @@ def test_the_cli_with_a_literal_model_ends_done_with_only_real_paths(tmp_path):
     with ModelServer(literal_model()) as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": "test",
                "PYTHONPATH": str(ROOT)}  # fmt: skip
-        cmd = [sys.executable, "-c", "from app.cli import main; main()", "investigate", str(FIXTURE_REPO), "--report", str(report),
-               "--explorer", "openai-chat:fake-model", "--json", "--no-history", "--no-fallback", "--trace", str(trace)]  # fmt: skip
+        cmd = [sys.executable, "-c", "from app.cli import main; main()", "investigate", str(FIXTURE_REPO),
+               "--report", str(report), "--explorer", "openai-chat:fake-model", "--json", "--no-history",
+               "--no-fallback", "--trace", str(trace)]  # fmt: skip
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
         requests = list(server.requests)
     assert done.returncode == 0, done.stderr[-2000:]

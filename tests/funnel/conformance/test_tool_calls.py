@@ -19,7 +19,8 @@ def _search_refused_in_deep_dive(out: Outcome) -> None:
 
 
 def _read_runs_in_the_deep_dive_it_opened(out: Outcome) -> None:
-    kinds = [(e.kind, getattr(e, "tool", None)) for e in out.result.events if isinstance(e, (ToolCallEvent, PhaseChangeEvent))]
+    steps = [e for e in out.result.events if isinstance(e, (ToolCallEvent, PhaseChangeEvent))]
+    kinds = [(e.kind, getattr(e, "tool", None)) for e in steps]
     i = kinds.index(("tool_call", "begin_deep_dive"))
     assert kinds[i + 1] == ("phase_change", None) and kinds[i + 2] == ("tool_call", "read_range")
     assert ("read_range", "deep_dive", False) in _tools(out)

@@ -56,14 +56,16 @@ async def test_transport_failures_are_retried_by_one_policy_and_end_on_their_own
     await run_checked(scenario, protocol, EXTRA)
 
 
-_SILENT = Scenario(8, "cancel_while_waiting", "a request that never answers, cancelled", lambda: happy(explore=[Turn(hang=True)]),
+_SILENT = Scenario(8, "cancel_while_waiting", "a request that never answers, cancelled",
+                   lambda: happy(explore=[Turn(hang=True)]),
                    limits={"request_timeout_s": 30.0})  # fmt: skip
 _BACKING_OFF = Scenario(8, "cancel_in_backoff", "429 with Retry-After: 30, cancelled during the wait",
                         lambda: happy(first=[Turn(status=429, headers={"Retry-After": "30"})]))  # fmt: skip
 
 
 @pytest.mark.parametrize(("scenario", "at", "protocol"), [
-    (_SILENT, 1, "openai"), (_SILENT, 1, "anthropic"), (_BACKING_OFF, 1, "openai"), (by_name("literal_model"), 3, "openai"),
+    (_SILENT, 1, "openai"), (_SILENT, 1, "anthropic"), (_BACKING_OFF, 1, "openai"),
+    (by_name("literal_model"), 3, "openai"),
 ], ids=["in_flight-openai", "in_flight-anthropic", "in_backoff-openai", "mid_run-openai"])  # fmt: skip
 async def test_cancellation_stops_the_run_promptly_whatever_the_server_does(scenario, at, protocol):
     out = await run_scenario(scenario, protocol, cancel_at_request=at)
