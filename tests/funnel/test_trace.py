@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from funnel.errors import UserError
@@ -76,8 +74,7 @@ async def test_a_crash_mid_run_keeps_the_lines_written(tmp_path, monkeypatch):
             raise _Killed  # not an Exception: escapes the run like a kill would
         return None
 
-    # the module, not `funnel.investigate` the re-exported function
-    monkeypatch.setattr(sys.modules[investigate.__module__], "check_stop", crash)
+    monkeypatch.setattr("funnel.investigate.check_stop", crash)
     with pytest.raises(_Killed):
         await investigate(REPORT, FIXTURE_REPO, explorer=ScriptExplorer(Script(HAPPY_STEPS)), trace_path=trace)
     kinds = [e.kind for e in read_trace(trace)]

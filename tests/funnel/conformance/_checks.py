@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from funnel.phases import PHASE_ORDER
+from funnel import PHASE_ORDER
 from schemas.enums import Phase
 from schemas.trace import PhaseChangeEvent, StartEvent, TraceEvent
 from tests.funnel.conformance._server import Protocol

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-from funnel.phases import phase_of_tools
+from funnel import phase_of_tools
 
 Protocol = Literal["openai", "anthropic"]
 Role = Literal["explorer", "structurer"]

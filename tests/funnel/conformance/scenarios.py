@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from funnel import CancelToken, InvestigationResult, Limits, investigate
+from funnel import CancelToken, Limits
+from funnel.investigate import InvestigationResult, investigate
 from repomap import build_repo_map
 from schemas.enums import StopReason
 from tests.funnel.conformance._server import Call, ModelServer, Protocol, Script, Seen, Turn
