@@ -2,7 +2,7 @@
 
 Public names importable from the package, loaded on first use (so `import funnel.cancel` stays cheap):
 `Limits`, `CancelToken`, `PHASE_ORDER`, `phase_of_tools`. (`investigate`, `investigate_sync` and `InvestigationResult` join them once the harness
-module no longer has the function's own name: today `funnel.investigate` is the module.)
+module no longer has the function's own name: today `funnel.run.loop` is the module.)
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def register(cli: typer.Typer) -> None:
         retry_errors: Annotated[bool, typer.Option(help="Run again instances whose record holds an error.")] = False,
         prepare_only: Annotated[bool, typer.Option(help="Only materialize the trees into the cache.")] = False,
         investigate: Annotated[str, typer.Option(hidden=True, help="Investigate callable as module:function.")]
-        = "funnel.investigate:investigate_sync",
+        = "funnel.run.loop:investigate_sync",
     ) -> None:
         """Run each instance through the investigation and score the ranked files, functions and lines."""
         from app.evaluation.session import EvalRequest, evaluate

@@ -17,7 +17,7 @@ from funnel.cancel import CancelToken
 from funnel.errors import UserError
 from funnel.explorers import ExplorerContext
 from funnel.limits import Limits
-from funnel.stop import Cancelled, ModelUnavailable, Unrecoverable
+from funnel.run.budget import Cancelled, ModelUnavailable, Unrecoverable
 
 __all__ = ("ModelExplorer", "RetryingModel", "build_model_from_spec")
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from funnel import CancelToken, Limits
-from funnel.investigate import InvestigationResult, investigate
+from funnel.run.loop import InvestigationResult, investigate
 from repomap import build_repo_map
 from schemas.enums import StopReason
 from tests.funnel.conformance._server import Call, ModelServer, Protocol, Script, Seen, Turn

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from funnel.trace import read_trace
+from funnel.run.trace import read_trace
 from schemas.diagnosis import Diagnosis
 from tests.funnel.conformance._checks import check_causal_trace, check_no_hallucination
 from tests.funnel.conformance._server import ModelServer
