@@ -1,7 +1,8 @@
 """bugsleuth's investigation engine: a bug report and a read-only tree in, a validated `Diagnosis` out.
 
 The public entry points are importable from here: `investigate`, `investigate_sync`, `InvestigationResult`,
-`Limits` (and `ToolLimits`, `VerifyLimits`), `CancelToken`, and every error and stop type. The house
+`Limits` (and `ToolLimits`, `VerifyLimits`), `CancelToken`, `PHASE_ORDER`, `phase_of_tools`, and every error and
+stop type. The house
 (`docs/DESIGN.md`): `errors`/`limits`/`phases` <- `tools` <- `localize` <- `report` <- `explorers` <- `run`.
 """
 
@@ -24,6 +25,7 @@ from funnel.errors import (
     UserError,
 )
 from funnel.limits import Limits, ToolLimits, VerifyLimits
+from funnel.phases import PHASE_ORDER, phase_of_tools
 
 if TYPE_CHECKING:
     from funnel.run.loop import InvestigationResult, investigate, investigate_sync
@@ -37,6 +39,7 @@ __all__ = (
     "Limits",
     "ModelUnavailable",
     "NeedsInfo",
+    "PHASE_ORDER",
     "RunFailed",
     "StepBudgetExceeded",
     "StopRun",
@@ -47,6 +50,7 @@ __all__ = (
     "VerifyLimits",
     "investigate",
     "investigate_sync",
+    "phase_of_tools",
 )
 
 _HARNESS = frozenset({"InvestigationResult", "investigate", "investigate_sync"})

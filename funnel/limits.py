@@ -88,11 +88,14 @@ class Limits:
     max_consecutive_tool_errors: int = 5
     """Consecutive failed tool calls before the run stops with `error`."""
     max_repeats: int = 2
-    """Identical tool calls (same tool, same arguments) allowed; the second is refused, the one after stops the run."""
+    """Identical read-only tool calls (same tool, same arguments) allowed in one attempt; the second is refused, the one
+    after stops the run (no progress). Control tools and the calls of an earlier attempt are not repeats."""
     model_retries: int = 3
     """Retries of a failing model request (connection errors, 5xx, 429) before the run stops with `error`."""
     retry_backoff_s: float = 1.0
-    """First backoff between model retries; doubled on each retry."""
+    """First backoff between model retries; doubled on each retry (a longer `Retry-After` from the server wins)."""
+    request_timeout_s: float = 300.0
+    """Seconds one model request (one HTTP attempt) may take before it counts as failed and is retried."""
     output_retries: int = 2
     """Times a cut-off or empty report is sent back to the model before the run stops."""
     compaction_max_messages: int = 40

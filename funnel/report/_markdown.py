@@ -383,15 +383,41 @@ def bullets(lines: list[str]) -> list[str]:
 
 
 def unwrap_fence(lines: list[str]) -> list[str] | None:
-    """A whole report wrapped in a ```markdown fence, as chat models like to write it, without the fence."""
-    body = [ln for ln in lines]
-    while body and not body[0].strip():
-        body.pop(0)
+    """A whole report wrapped in a ```markdown fence, as chat models like to write it, without the fence (and
+    without a sentence before or after it, like "Here is my report:")."""
+    body = list(lines)
     while body and not body[-1].strip():
         body.pop()
-    if not body or not (m := FENCE_OPEN.match(body[0])) or m.group(3).lower() not in {"", "markdown", "md", "text"}:
-        return None
-    body = body[1:]
-    if body and closes(body[-1], m.group(2)):
-        body = body[:-1]
-    return body
+    for i, line in enumerate(body):
+        if _heading(line):
+            return None  # headings before any fence: the report is not wrapped
+        m = FENCE_OPEN.match(line)
+        if m is None:
+            continue
+        if m.group(3).lower() not in {"", "markdown", "md", "text"}:
+            return None
+        inner = body[i + 1 :]
+        end = max((j for j, ln in enumerate(inner) if closes(ln, m.group(2))), default=len(inner))
+        return inner[:end]
+    return None
+
+
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+
+
+def setext_to_atx(lines: list[str]) -> list[str]:
+    """Setext headings (a line underlined with `===` or `---`) rewritten as ATX headings (`#`, `##`); code blocks
+    and list items are left alone."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in lines:
+        if fence is not None:
+            fence = None if closes(line, fence) else fence
+        elif opened := FENCE_OPEN.match(line):
+            fence = opened.group(2)
+        elif (m := _SETEXT.match(line)) and out and out[-1].strip() and not _heading(out[-1]) \
+                and not ITEM.match(out[-1]) and not FENCE_OPEN.match(out[-1]):  # fmt: skip
+            out[-1] = ("# " if m.group(1)[0] == "=" else "## ") + out[-1].strip()
+            continue
+        out.append(line)
+    return out

@@ -3,6 +3,7 @@ not read is said in `ReportDraft.notes`."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from funnel.report._markdown import (
@@ -24,6 +25,7 @@ from funnel.report._markdown import (
     parse_location,
     plain_text,
     role_in,
+    setext_to_atx,
     split_sections,
     symbol_in,
     table_rows,
@@ -193,10 +195,30 @@ def parse_report(markdown: str) -> ReportDraft:
         return ReportDraft(notes=[f"report could not be parsed ({type(e).__name__}: {e})"])
 
 
+def _json_draft(text: str) -> ReportDraft | None:
+    """A report written as a JSON object with the draft's fields (a model that ignored the template), or None."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.split("\n", 1)[-1].rsplit("```", 1)[0].strip()
+    if not body.startswith("{"):
+        return None
+    try:
+        data = json.loads(body)
+        if not isinstance(data, dict) or not {"summary", "affected_files"} & data.keys():
+            return None
+        draft = ReportDraft.model_validate(data)
+    except ValueError:  # not JSON, or not the draft's shape: read it as markdown
+        return None
+    draft.notes = ["the report is JSON, not the markdown template"]
+    return draft
+
+
 def _parse(markdown: str) -> ReportDraft:
     notes: list[str] = []
     text = markdown.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
-    lines = text.split("\n")
+    if (from_json := _json_draft(text)) is not None:
+        return from_json
+    lines = setext_to_atx(text.split("\n"))
     sections = split_sections(lines, notes)
     if "summary" not in sections and (unwrapped := unwrap_fence(lines)) is not None:
         retry_notes: list[str] = []

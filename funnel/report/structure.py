@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pydantic_ai import Agent, ModelRetry, RunContext
 from pydantic_ai.models import Model
 
+from funnel.limits import Limits
 from funnel.report.parse import parse_report
 from funnel.report.template import ReportDraft
+from funnel.retry import RetryingModel, build_model_from_spec
 from funnel.tools.sandbox import Sandbox
 from funnel.report.verify import CheckedClaims, SymbolLookup, VerifyLimits, check_claims
 from schemas.diagnosis import ComplexityRating, Diagnosis, RiskRating, RootCause, RunStats, Termination
@@ -53,6 +55,9 @@ class StructureOptions:
     no cited location); False sends every report to the model."""
     verify: VerifyLimits = field(default_factory=VerifyLimits)
     """Tolerances of the repository checks."""
+    retry: Limits = field(default_factory=Limits)
+    """The model retry policy (`model_retries`, `retry_backoff_s`, `request_timeout_s`): the structurer model runs in
+    the same `RetryingModel` as the explorer."""
 
 
 def build_diagnosis(
@@ -140,13 +145,13 @@ def _model_faults(draft: ReportDraft, checked: CheckedClaims, markdown: str) -> 
     return faults
 
 
-def _agent(model: str | Model, retries: int) -> Agent[_Deps, ReportDraft]:
+def _agent(model: str | Model, opts: StructureOptions) -> Agent[_Deps, ReportDraft]:
     agent: Agent[_Deps, ReportDraft] = Agent(
-        model,
+        RetryingModel.for_limits(build_model_from_spec(model), opts.retry),
         deps_type=_Deps,
         output_type=ReportDraft,
         instructions=STRUCTURER_INSTRUCTIONS,
-        retries={"output": retries},
+        retries={"output": opts.max_retries},
     )
 
     @agent.output_validator
@@ -198,7 +203,7 @@ async def structure_async(
     if model is not None and not (opts.prefer_parser and _parser_is_enough(draft)):
         deps = _Deps(markdown=text, root=root, index=index, sandbox=sb, limits=opts.verify)
         try:
-            result = await _agent(model, opts.max_retries).run(
+            result = await _agent(model, opts).run(
                 "Structure this investigation report:\n\n" + text, deps=deps
             )
         except Exception as e:  # noqa: BLE001 - any model failure falls back to the parser

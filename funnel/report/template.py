@@ -35,21 +35,21 @@ One or two sentences: what is wrong, as the user sees it.
 ## Root cause
 Why it happens, in plain words.
 
-- Evidence: an observation from the code, citing `path/to/file.py:120`.
+- Evidence: an observation from the code, citing `<path>:<line>`.
 - Evidence: another observation.
 
 ## Affected files
-1. `path/to/file.py:120-134` — `Class.method` (cause)
-   ```python
-   the lines 120-134 quoted exactly as read
+1. `<path>:<start>-<end>` — `<symbol>` (cause)
+   ```<language>
+   the lines <start>-<end> quoted exactly as read
    ```
-2. `path/to/other.py:40-41` — `helper` (symptom)
-   ```python
+2. `<path>:<start>-<end>` — `<symbol>` (symptom)
+   ```<language>
    the quoted lines
    ```
 
 ## Proposed changes
-- `path/to/file.py` — `Class.method`: what to change and why.
+- `<path>` — `<symbol>`: what to change and why.
   ```diff
   - old line
   + new line
@@ -68,7 +68,7 @@ low — the change is local and covered by tests.
 - Anything only the reporter can answer.
 """
 """The template shown to explorers: fixed headings, ranked `path:start-end` citations with a role and a quoted
-snippet, levels `trivial|small|medium|large` and `low|medium|high`, confidence between 0.0 and 1.0."""
+snippet (the examples are `<placeholder>`s, never paths a model could copy: the tools refuse them with a hint), levels `trivial|small|medium|large` and `low|medium|high`, confidence between 0.0 and 1.0."""
 
 
 class _Draft(BaseModel):

@@ -60,7 +60,11 @@ async def _run_tool(state: RunState, tool: str, args: dict[str, Any], call: Call
             state.phase_calls += 1
             state.meter.add_tool_call(state.phase)
         try:
-            result = call() if tool in set(ControlTool) else await asyncio.to_thread(call)
+            if tool in set(ControlTool):
+                state.held = []  # the phase change a control tool causes is traced after the call itself
+                result = call()
+            else:
+                result = await asyncio.to_thread(call)
             text = result if isinstance(result, str) else result.render()
             state.consecutive_tool_errors = 0
         except ToolError as e:  # the model's mistake: it sees the instructive text; only these count as failures
@@ -68,13 +72,20 @@ async def _run_tool(state: RunState, tool: str, args: dict[str, Any], call: Call
             state.consecutive_tool_errors += 1
             state.last_tool_error = error
         except UnrecoverableError as e:
+            caused, state.held = state.held, None
             state.emit(ToolCallEvent, phase=phase, tool=tool, args=args, error=str(e))
+            state.held = caused
+            _release(state)
             raise RunFailed(f"{tool}: {e}") from e
+        except BaseException:
+            _release(state)
+            raise
     notes = state.hooks.run_tool_hooks(
         ToolCall(tool, args, text, result, error, phase, max(state.budget(phase) - state.phase_calls, 0))
     )
     if notes:
         text = f"{text}\n\n{notes}"
+    caused, state.held = state.held, None
     state.emit(
         ToolCallEvent,
         phase=phase,
@@ -85,7 +96,16 @@ async def _run_tool(state: RunState, tool: str, args: dict[str, Any], call: Call
         latency_ms=(time.perf_counter() - started) * 1000,
         error=error,
     )
+    state.held = caused
+    _release(state)
     return text
+
+
+def _release(state: RunState) -> None:
+    """Emit the events held while a control tool ran."""
+    held, state.held = state.held or [], None
+    for event in held:
+        state.tracer.emit(event)
 
 
 async def _search(
@@ -178,7 +198,7 @@ async def _begin_deep_dive(ctx: RunContext[RunState], suspects: list[str]) -> st
     def call() -> str:
         named = [x.strip() for x in suspects if x and x.strip()]
         if not named:
-            raise ToolError("Name at least one suspect file or symbol, e.g. begin_deep_dive(['src/app.py:parse']).")
+            raise ToolError("Name at least one suspect file or symbol, as `<path>` or `<path>:<symbol>` with a real path.")
         s.suspects.extend(n for n in named if n not in s.suspects)
         note = s.move_to(Phase.deep_dive, forced=False, reason="suspects named: " + ", ".join(named))
         msg = (

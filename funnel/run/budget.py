@@ -135,7 +135,9 @@ def refuse(state: RunState, tool: str, args: dict[str, Any]) -> str | None:
     budgeted = tool not in set(ControlTool)
     if budgeted and state.phase_calls >= state.budget():
         return f"The {state.phase.value} budget ({state.budget()} calls) is spent; the harness moves you on next turn."
-    key = _key(tool, args)
+    if not budgeted:
+        return None  # control tools read nothing: calling one again is not repeated work
+    key = f"{state.attempt}:{_key(tool, args)}"  # a new attempt re-reads on purpose: it starts counting afresh
     state.seen[key] += 1
     repeats = state.seen[key]
     if repeats > state.limits.max_repeats:

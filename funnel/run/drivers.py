@@ -9,12 +9,19 @@ from collections.abc import Awaitable, Callable
 from pydantic_ai import Agent, ModelRetry, RunContext
 from pydantic_ai import exceptions as pai_exc
 from pydantic_ai.capabilities import PrepareTools, ProcessHistory
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 
 from funnel.errors import ModelUnavailable, RunFailed, StepBudgetExceeded, UserError
 from funnel.explorers import AgentExplorer, ExplorerContext, ReportCommand, traits_of
 from funnel.explorers.agent import RetryingModel, build_model_from_spec
-from funnel.phases import tools_for
 from funnel.run import prompts
 from funnel.run.agent_tools import funnel_tools, offered_tools
 from funnel.run.budget import check_stop, enforce_budgets, usage_limits
@@ -40,9 +47,10 @@ def agent_attempt(state: RunState, explorer: AgentExplorer, ctx: ExplorerContext
         if not traits_of(explorer).offline_fallback:
             raise
         raise ModelUnavailable(f"the model could not be set up: {e}") from e
-    model = RetryingModel(built, retries=limits.model_retries, backoff_s=limits.retry_backoff_s, cancel=state.cancel)
+    model = RetryingModel.for_limits(built, limits, state.cancel)
     if summarize is None and limits.summarizer_model:
-        summarize = model_summarizer(build_model_from_spec(limits.summarizer_model))
+        summarizer = RetryingModel.for_limits(build_model_from_spec(limits.summarizer_model), limits, state.cancel)
+        summarize = model_summarizer(summarizer)
 
     def instructions(rc: RunContext[RunState]) -> str:
         s = rc.deps
@@ -83,6 +91,7 @@ def agent_attempt(state: RunState, explorer: AgentExplorer, ctx: ExplorerContext
                 node = agent_run.next_node
                 while not Agent.is_end_node(node):
                     if Agent.is_model_request_node(node):
+                        _trace_refused(state, node.request, transcript)
                         enforce_budgets(state)
                         check_stop(state)  # the stop policy, at the head of every iteration
                         transcript.append(node.request)
@@ -102,18 +111,42 @@ def agent_attempt(state: RunState, explorer: AgentExplorer, ctx: ExplorerContext
 
 
 def record(state: RunState, response: ModelResponse, seconds: float, transcript: list[ModelMessage]) -> None:
-    """Meter and trace one model response (calls to tools the phase hides are traced as refused)."""
+    """Meter and trace one model response."""
     transcript.append(response)
     usage = response_usage(response)
     state.meter.add_request(state.phase, usage)
     state.emit(RequestEvent, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
                cached_tokens=usage.cached_tokens, latency_ms=seconds * 1000, finish_reason=response.finish_reason)  # fmt: skip
-    offered = tools_for(state.phase)
-    for part in response.parts:  # calls to hidden tools never reach our tools: PydanticAI refuses them; trace them
-        if isinstance(part, ToolCallPart) and part.tool_name not in offered:
-            state.tool_calls_total += 1
+
+
+_REFUSED_BEFORE_A_TOOL = frozenset({"validation_error", "unknown_tool", "unavailable_tool"})
+
+
+def _trace_refused(state: RunState, request: ModelRequest, transcript: list[ModelMessage]) -> None:
+    """Trace the tool calls PydanticAI refused before they reached a funnel tool (a tool not offered in this phase,
+    an unknown tool, arguments that are not JSON or not the tool's schema); all count toward the hard cap, and bad
+    arguments count as failed calls (like a `ToolError`)."""
+    calls = {}
+    if transcript and isinstance(transcript[-1], ModelResponse):
+        calls = {p.tool_call_id: p for p in transcript[-1].parts if isinstance(p, ToolCallPart)}
+    for part in request.parts:
+        retry = getattr(part, "retry", None)
+        if not isinstance(part, ToolReturnPart) or retry is None or retry.cause not in _REFUSED_BEFORE_A_TOOL:
+            continue
+        if retry.cause == "validation_error":  # the model's mistake, like a ToolError: a failed call
+            msgs = [str(d.get("msg", d)) for d in part.content] if isinstance(part.content, list) else [str(part.content)]
+            refusal = "invalid arguments: " + "; ".join(msgs)
+            state.consecutive_tool_errors += 1
+            state.last_tool_error = refusal
+        else:  # a refusal, like the funnel gate's: not a failure
             refusal = f"`{part.tool_name}` is not available in the {state.phase.value} phase"
-            state.emit(ToolCallEvent, tool=part.tool_name, args=part.args_as_dict(), error=refusal)
+        call = calls.get(part.tool_call_id)
+        try:
+            args = call.args_as_dict() if call is not None else {}
+        except ValueError:
+            args = {"_raw": str(call.args)}
+        state.tool_calls_total += 1
+        state.emit(ToolCallEvent, tool=part.tool_name, args=args, error=refusal)
 
 
 def command_attempt(state: RunState, explorer: ReportCommand, ctx: ExplorerContext, system: str,
@@ -126,7 +159,7 @@ def command_attempt(state: RunState, explorer: ReportCommand, ctx: ExplorerConte
         text = prompts.command_prompt(system=system, user=user, findings=findings or None)
         state.iterations += 1
         transcript.append(ModelRequest(parts=[UserPromptPart(text)]))
-        state.phase = Phase.output
+        state.move_to(Phase.output, forced=False, reason="the external agent uses its own tools")
         remaining = max(1.0, min(state.limits.command_timeout_s, state.deadline - time.monotonic()))
         out = await explorer.run(text, root=ctx.root, timeout_s=remaining, cancel=state.cancel)
         response = ModelResponse(parts=[TextPart(out.stdout)], model_name=explorer.name, finish_reason="stop",

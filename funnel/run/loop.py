@@ -49,7 +49,7 @@ from repomap.walk import MapCancelled
 from schemas.diagnosis import Diagnosis, Termination
 from schemas.enums import Phase, StopReason
 from schemas.report import BugReport
-from schemas.trace import PhaseChangeEvent, PrepassEvent, StartEvent, StopEvent, TraceEvent, VerifyEvent
+from schemas.trace import PrepassEvent, StartEvent, StopEvent, TraceEvent, VerifyEvent
 
 __all__ = ("InvestigationResult", "investigate", "investigate_sync")
 
@@ -229,10 +229,8 @@ async def _attempts(state: RunState, explorer: Explorer, contexts: Contexts, tra
     markdown = ""
     for attempt in range(1, state.limits.max_attempts + 1):
         if attempt > 1:
-            state.attempt, old = attempt, state.phase
-            state.phase, state.phase_calls, state.wrap_up = Phase.deep_dive, 0, None
-            state.emit(PhaseChangeEvent, from_phase=old, to_phase=Phase.deep_dive, reason=f"attempt {attempt}")
-            prompt = prompts.retry_prompt(findings, attempt)
+            note = state.start_attempt(attempt)
+            prompt = prompts.retry_prompt(findings, attempt) + (f"\n\n{note}" if note else "")
         markdown = await runner(prompt, findings)
         state.last_markdown = markdown
         verdict = await asyncio.to_thread(verify_report, markdown, ctx.root, ctx.index, limits=state.limits.verify,

@@ -73,10 +73,13 @@ def _structure(markdown: str, state: RunState, structurer: str | None) -> tuple[
     checked = None
     if state.last_verdict is not None and state.last_verdict[0] == markdown:
         checked = state.last_verdict[1].checked  # the claims this attempt's verification already checked
+    options = StructureOptions(verify=state.limits.verify, retry=state.limits)
+    if state.cancel.cancelled:  # a cancelled run stops now: the parser only, no model call
+        structurer = None
     for model in dict.fromkeys([structurer, None]):
         try:
             diagnosis = structure(markdown, state.root, index=state.index, model=model, sandbox=state.sandbox,
-                                  options=StructureOptions(verify=state.limits.verify), checked=checked)  # fmt: skip
+                                  options=options, checked=checked)  # fmt: skip
             # structure() may fall back to the parser itself; record what really ran.
             return diagnosis, diagnosis.stats.structurer or model or "parser"
         except Exception:

@@ -60,7 +60,7 @@ class RunState:
     last_tool_error: str = ""
     """Text of the last failed tool call."""
     seen: Counter[str] = field(default_factory=Counter)
-    """How often each (tool, arguments) pair was asked for."""
+    """How often each (attempt, read-only tool, arguments) triple was asked for (the no-progress guard)."""
     suspects: list[str] = field(default_factory=list)
     """Suspects named by `begin_deep_dive`, in order."""
     questions: list[str] = field(default_factory=list)
@@ -75,10 +75,17 @@ class RunState:
     """(report, verdict) of the last report verified, so structuring does not check
     the same claims a second time."""
 
+    held: list[Any] | None = None
+    """Events caused by a control tool while it runs, emitted after the tool's own `tool_call` event."""
+
     def emit(self, event_type: type[Any], **fields: Any) -> None:
-        """Emit a trace event stamped with the current attempt, iteration and phase."""
+        """Emit a trace event stamped with the current attempt, iteration and phase (held while a control tool runs)."""
         fields.setdefault("phase", self.phase)
-        self.tracer.emit(event_type(attempt=self.attempt, iteration=self.iterations, **fields))
+        event = event_type(attempt=self.attempt, iteration=self.iterations, **fields)
+        if self.held is not None:
+            self.held.append(event)
+        else:
+            self.tracer.emit(event)
 
     def budget(self, phase: Phase | None = None) -> int:
         """Budgeted tool calls allowed in a phase (`funnel.run.budget.phase_budget`)."""
@@ -88,6 +95,15 @@ class RunState:
         """Move the funnel forward (never back); returns what the phase hooks say ('' when silent)."""
         if PHASE_ORDER.index(phase) <= PHASE_ORDER.index(self.phase):
             return ""
+        return self._enter(phase, forced=forced, reason=reason)
+
+    def start_attempt(self, attempt: int) -> str:
+        """Start verification attempt `attempt` (2+): the funnel re-enters the deep-dive, never explore, with a fresh
+        deep-dive budget, through the same phase change as any other; returns what the phase hooks say."""
+        self.attempt, self.wrap_up = attempt, None
+        return self._enter(Phase.deep_dive, forced=False, reason=f"attempt {attempt}")
+
+    def _enter(self, phase: Phase, *, forced: bool, reason: str) -> str:
         old, self.phase, self.phase_calls = self.phase, phase, 0
         self.emit(PhaseChangeEvent, phase=phase, from_phase=old, to_phase=phase, forced=forced, reason=reason)
         change = PhaseChange(old, phase, forced, tuple(self.suspects), self.budget(phase), reason)

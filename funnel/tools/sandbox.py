@@ -32,6 +32,8 @@ PathKind = Literal["file", "dir", "any"]
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_PLACEHOLDER = re.compile(r"<[A-Za-z_ -]+>")
+"""A template placeholder such as `<path>` (the report template's examples are written this way)."""
 
 
 def printable(name: str) -> str:
@@ -209,6 +211,10 @@ class Sandbox:
         return list(dict.fromkeys([*same_name, *close]))[:n]
 
     def _not_found_message(self, rel: str) -> str:
+        if _PLACEHOLDER.search(rel):
+            return (f"Refused: {rel!r} is a placeholder from the report template, not a file. Use a "
+                    "repository-relative path you have seen in a tool result or the repository map "
+                    "(list_dir('.') shows the top level).")  # fmt: skip
         nearest = self.nearest_paths(rel)
         if nearest:
             listing = "\n".join(f"  {p}" for p in nearest)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +20,9 @@ from funnel.report.template import (
     parse_location,
     render_report,
 )
+from funnel.sandbox import Sandbox
+from funnel.tools import ToolError, read_range
+from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT
 from schemas import AffectedFile, ComplexityRating, Diagnosis, ProposedChange, RiskRating, RootCause
 from schemas.enums import Complexity, Risk, Role
 
@@ -91,15 +97,18 @@ def _diagnosis() -> Diagnosis:
     )  # fmt: skip
 
 
-def test_template_parses_into_every_section_without_notes():
+def test_the_template_examples_are_placeholders_never_read_as_locations():
     draft = parse_report(REPORT_TEMPLATE)
-    assert draft.notes == []
-    assert [f.path for f in draft.affected_files] == ["path/to/file.py", "path/to/other.py"]
-    assert draft.affected_files[0].symbol == "Class.method"
-    assert draft.affected_files[1].role is Role.symptom
+    assert draft.summary.startswith("One or two sentences") and draft.confidence == 0.7
+    assert [f.path for f in draft.affected_files] == [] and [c.path for c in draft.proposed_changes] == [""]
     assert draft.proposed_changes[0].diff == "- old line\n+ new line"
+    assert all("without a path" in n for n in draft.notes)
     assert draft.complexity == DraftRating(level="small", reason="one function, no API change.")
-    assert draft.confidence == 0.7
+
+
+def test_a_tool_refuses_a_template_placeholder_with_a_pointed_hint():
+    with pytest.raises(ToolError, match="placeholder from the report template"):
+        read_range(Sandbox(FIXTURE_REPO), "<path>", 1, 40)
 
 
 def test_render_uses_the_fixed_headings_in_order():
@@ -160,7 +169,7 @@ def test_parse_tolerates_heading_case_and_levels():
 def test_parse_reads_a_report_wrapped_in_a_markdown_fence():
     draft = parse_report("```markdown\n" + REPORT_TEMPLATE + "```\n")
     assert draft.summary.startswith("One or two sentences")
-    assert len(draft.affected_files) == 2
+    assert draft.confidence == 0.7 and draft.open_questions
 
 
 def test_code_comments_inside_snippets_are_not_headings():
@@ -342,3 +351,26 @@ def test_an_explanation_line_that_looks_like_a_bullet_stays_in_the_explanation()
     assert "\\- 0 is read as a count" in text
     back = parse_report(text)
     assert (back.root_cause.explanation, back.root_cause.evidence) == ("- 0 is read as a count", ["e"])
+
+
+def test_setext_headings_are_read_as_sections():
+    setext = re.sub(r"^## (.+)$", lambda m: f"{m.group(1)}\n{'-' * len(m.group(1))}", GOOD_REPORT, flags=re.M)
+    draft = parse_report(setext)
+    assert draft.summary == "A 10% discount removes the whole price."
+    assert [(f.path, f.line_start) for f in draft.affected_files] == [("shop/pricing.py", 8)] and draft.notes == []
+
+
+def test_a_report_fenced_after_a_preamble_is_unwrapped():
+    draft = parse_report("Here is my report:\n\n````markdown\n" + GOOD_REPORT + "````\nHope this helps.\n")
+    assert draft.summary and [f.path for f in draft.affected_files] == ["shop/pricing.py"] and draft.notes == []
+
+
+def test_a_report_written_as_json_is_read_and_says_so():
+    body = {"summary": "Divides by 10.", "affected_files": [{"path": "shop/pricing.py", "line_start": 8, "line_end": 8}]}
+    draft = parse_report("```json\n" + json.dumps(body) + "\n```")
+    assert draft.summary == "Divides by 10." and draft.affected_files[0].line_start == 8
+    assert draft.notes == ["the report is JSON, not the markdown template"]
+
+
+def test_json_of_another_shape_is_read_as_markdown():
+    assert parse_report('{"answer": 42}').notes[0] == "no template headings found"

@@ -1,0 +1,114 @@
+"""The one retry policy of every model call (explorers, the structurer, the compaction summarizer), and building a
+PydanticAI model from a model string."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+from pydantic_ai import exceptions as pai_exc
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import Model, ModelRequestParameters, infer_model
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+
+from funnel.cancel import CancelToken
+from funnel.errors import Cancelled, ModelUnavailable, RunFailed, UserError
+from funnel.limits import Limits
+
+__all__ = ("RetryingModel", "build_model_from_spec")
+
+_log = logging.getLogger(__name__)
+
+_RETRYABLE = (
+    pai_exc.ModelRateLimitError,
+    pai_exc.ModelUnavailableError,
+    pai_exc.ModelServerError,
+    pai_exc.ModelConnectionError,
+    pai_exc.ModelRequestTimeout,
+)
+
+
+def build_model_from_spec(spec: str | Model) -> Model:
+    """A PydanticAI model from a model string (`openai:gpt-4o`, `anthropic:...`, `ollama:...`) or a model.
+
+    OpenAI-compatible servers: `openai-chat:<model>` (or `openai:<model>`, switched to chat completions when
+    `OPENAI_BASE_URL` points elsewhere than api.openai.com) with `OPENAI_BASE_URL` and `OPENAI_API_KEY` set.
+    """
+    if isinstance(spec, Model):
+        return spec
+    base_url = os.environ.get("OPENAI_BASE_URL", "")
+    if spec.startswith("openai:") and base_url and "api.openai.com" not in base_url:
+        # OpenAI-compatible servers speak chat completions, not the Responses API `openai:` means in PydanticAI 2.x
+        spec = "openai-chat:" + spec.removeprefix("openai:")
+    try:
+        return infer_model(spec)
+    except pai_exc.UserError as e:
+        raise UserError(f"cannot use model {spec!r}: {e}") from e
+    except ImportError as e:
+        raise UserError(f"model {spec!r} needs an optional dependency: {e} (e.g. pip install 'bugsleuth[anthropic]')") from e
+
+
+class RetryingModel(WrapperModel):
+    """The one retry policy of every model call: retries failing requests with exponential backoff, honouring the
+    server's `Retry-After`; stops the run when they keep failing.
+
+    The provider SDK's own retries are turned off (`ModelSettings.max_retries = 0`), so one model request is at most
+    `1 + retries` HTTP attempts, each bounded by `request_timeout_s`. Retried: rate limits (429), 5xx and overload,
+    connection errors (refused, reset mid-response) and timeouts. The wait before retry n is
+    `max(backoff_s * 2**(n-1), Retry-After)`, capped at `max_backoff_s`; cancellation interrupts it. A request the
+    provider refuses outright (auth, unknown model, context overflow) stops the run at once with `error`. Endpoint
+    failures raise `ModelUnavailable` (the harness may fall back to the offline investigator); a context overflow is
+    the run's own doing and does not.
+    """
+
+    def __init__(self, wrapped: Model, *, retries: int, backoff_s: float, cancel: CancelToken,
+                 request_timeout_s: float | None = None, max_backoff_s: float = 60.0) -> None:  # fmt: skip
+        super().__init__(wrapped)
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.cancel = cancel
+        self.request_timeout_s = request_timeout_s or None
+        self.max_backoff_s = max_backoff_s
+
+    @classmethod
+    def for_limits(cls, wrapped: Model, limits: Limits, cancel: CancelToken | None = None) -> RetryingModel:
+        """The policy with the retries, backoff and request timeout of `limits`."""
+        return cls(wrapped, retries=limits.model_retries, backoff_s=limits.retry_backoff_s, cancel=cancel or CancelToken(),
+                   request_timeout_s=limits.request_timeout_s)  # fmt: skip
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        settings: ModelSettings = {**(model_settings or {}), "max_retries": 0}  # this class is the only retry policy
+        if self.request_timeout_s:
+            settings.setdefault("timeout", self.request_timeout_s)
+        delay = self.backoff_s
+        for attempt in range(self.retries + 1):
+            try:
+                return await asyncio.wait_for(self.wrapped.request(messages, settings, model_request_parameters),
+                                              self.request_timeout_s)  # fmt: skip
+            except pai_exc.ModelContextWindowExceededError as e:
+                raise RunFailed(f"context overflow: the history no longer fits the model ({e})") from e
+            except pai_exc.ModelRequestRejectedError as e:
+                raise ModelUnavailable(f"the model endpoint refused the request: {e}") from e
+            except (*_RETRYABLE, TimeoutError) as e:
+                failure = str(e) or f"no answer within {self.request_timeout_s:g} s"
+                if attempt >= self.retries:
+                    raise ModelUnavailable(f"the model endpoint kept failing after {self.retries} retries: {failure}") from e
+                wait = min(max(delay, getattr(e, "retry_after", None) or 0.0), self.max_backoff_s)
+                _log.warning("model request failed (%s); retry %d in %.1f s", failure, attempt + 1, wait)
+                try:
+                    await asyncio.wait_for(self.cancel.wait(), timeout=wait)
+                except TimeoutError:
+                    pass
+                if self.cancel.cancelled:
+                    raise Cancelled(self.cancel.reason or "cancelled") from e
+                delay *= 2
+            except pai_exc.ModelAPIError as e:  # quota exhausted and other provider failures retrying won't fix
+                raise ModelUnavailable(f"the model endpoint failed: {type(e).__name__}: {e}") from e
+        raise AssertionError("unreachable")

@@ -1,0 +1,359 @@
+"""The conformance scenarios: one model behaviour each (issue 17's list, 1-10), run through the real harness over HTTP.
+
+A scenario is a `Script` for `ModelServer` plus what the run may end with. `run_scenario` starts the server,
+points the provider at it through the environment (`OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`), runs `investigate`
+with a model string exactly as a user would, and returns what happened (result, HTTP requests, seconds).
+`bench/conformance_table.py` runs them all and prints the README table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from funnel import CancelToken, Limits
+from funnel.run.loop import InvestigationResult, investigate
+from repomap import build_repo_map
+from schemas.enums import StopReason
+from tests.funnel.conformance._server import Call, ModelServer, Protocol, Script, Seen, Turn
+from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT, REPORT
+
+EXPLORER = {"openai": "openai-chat:fake-model", "anthropic": "anthropic:claude-sonnet-4-5"}
+STRUCTURER = {"openai": "openai-chat:cheap-model", "anthropic": "anthropic:claude-haiku-4-5"}
+
+BASE_LIMITS = Limits(retry_backoff_s=0.05, request_timeout_s=10.0, model_retries=2, timeout_s=30.0,
+                     fallback_to_offline=False, max_iterations=16, explore_calls=6, deep_dive_reads=3,
+                     history=False)  # fmt: skip
+"""Small budgets so every scenario ends in a few seconds; the fallback is off unless a scenario turns it on; no git
+history (the fixture tree sits inside this repository's checkout)."""
+
+DONE = frozenset({StopReason.done})
+
+
+def tc(name: str, args: dict[str, Any] | str | None = None, **kw: Any) -> Turn:
+    """A reply with one tool call."""
+    return Turn(calls=[Call(name, {} if args is None else args)], **kw)
+
+
+def text(body: str, **kw: Any) -> Turn:
+    """A reply with text only."""
+    return Turn(text=body, **kw)
+
+
+SEARCH = tc("search", {"pattern": "apply_discount", "fixed_strings": True})
+BEGIN = tc("begin_deep_dive", {"suspects": ["shop/pricing.py:apply_discount"]})
+READ = tc("read_range", {"path": "shop/pricing.py", "start": 4, "end": 8})
+FINISH = tc("finish_deep_dive")
+GOOD = text(GOOD_REPORT)
+
+
+def cite(report: str, location: str) -> str:
+    """GOOD_REPORT with its affected-file citation replaced."""
+    return report.replace("shop/pricing.py:8-8", location)
+
+
+def template_location(seen: Seen) -> str:
+    """The first `path:line` citation of the report template in the system prompt: what a literal model copies."""
+    section = seen.text.split("Report template", 1)[-1]
+    m = re.search(r"`([^`\s]+?):(\d+|<\w+>)", section)
+    assert m, "the system prompt shows no citation example"
+    return m.group(1)
+
+
+def _copy_template_path(seen: Seen) -> Turn:
+    return tc("read_range", {"path": template_location(seen), "start": 1, "end": 40})
+
+
+def _report_with_template_path(seen: Seen) -> Turn:
+    return text(cite(GOOD_REPORT, f"{template_location(seen)}:1-5"))
+
+
+def literal_model() -> Script:
+    """Behaviours 1-2 as one mediocre model: copies the template's path, mangles a repo path, cites past the end of
+    the file, then in attempt 2 does what it is told ("write the report now")."""
+    past_end = cite(GOOD_REPORT, "shop/pricing.py:8-400")
+    return Script(
+        explore=[_copy_template_path, tc("read_range", {"path": "shop/prices.py"}), BEGIN],
+        deep_dive=[FINISH],
+        output=[lambda s: text(cite(past_end, f"{template_location(s)}:1-5").replace("shop/pricing.py` — ",
+                                                                                   "shop/prices.py` — ")), GOOD],
+    )  # fmt: skip
+
+
+QUOTE = "return price_cents - price_cents * percent // 10"
+"""The buggy line of the fixture repository, as it is."""
+
+
+def _structured(path: str = "shop/pricing.py", evidence: str = QUOTE) -> dict:
+    return {"summary": "A 10% discount removes the whole price.",
+            "root_cause": {"explanation": "Divides by 10 instead of 100.", "evidence": []},
+            "affected_files": [{"path": path, "line_start": 8, "line_end": 8, "symbol": "apply_discount",
+                                "role": "cause", "evidence": evidence}],
+            "confidence": 0.8}  # fmt: skip
+
+
+FRENCH_REPORT = """\
+## Résumé
+Une remise de 10 % supprime tout le prix.
+
+## Explication
+La remise est divisée par 10 au lieu de 100, dans `shop/pricing.py:8`.
+
+    return price_cents - price_cents * percent // 10
+
+## Confiance
+0.8
+"""
+
+SETEXT_REPORT = re.sub(r"^## (.+)$", lambda m: f"{m.group(1)}\n{'=' * len(m.group(1))}", GOOD_REPORT, flags=re.M)
+FENCED_REPORT = "Here is my report:\n\n````markdown\n" + GOOD_REPORT + "````\n"
+JSON_REPORT = json.dumps(_structured(), indent=2)
+RENAMED_REPORT = (
+    GOOD_REPORT.replace("## Summary", "## Problem")
+    .replace("## Root cause", "## Analysis")
+    .replace("## Affected files", "## Location")
+    .replace("## Proposed changes", "## Fix")
+)
+
+BAD_QUOTE = GOOD_REPORT.replace(QUOTE, "return price * rate / 10")
+"""A report quoting code the cited file does not contain (the verifier refuses it)."""
+
+HAPPY = dict(explore=[SEARCH, BEGIN], deep_dive=[READ, FINISH], output=[GOOD])
+
+
+def happy(**over: list) -> Script:
+    """The well-behaved path with some phase lists replaced."""
+    return Script(**{**HAPPY, **over})
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One model behaviour and the terminations an honest harness may end it with."""
+
+    behaviour: int
+    name: str
+    what: str
+    script: Callable[[], Script]
+    expect: frozenset[StopReason] = DONE
+    limits: dict[str, Any] = field(default_factory=dict)
+    structurer: bool = False
+
+
+_OVERFLOW = {
+    "openai": {"error": {"message": "This model's maximum context length is 128000 tokens.",
+                         "type": "invalid_request_error", "code": "context_length_exceeded"}},
+    "anthropic": {"type": "error", "error": {"type": "invalid_request_error",
+                                             "message": "prompt is too long: 250000 tokens > 200000 maximum"}},
+}  # fmt: skip
+
+
+def _overflow(seen: Seen) -> Turn:
+    return Turn(status=400, error=_OVERFLOW[seen.protocol])
+
+
+MALFORMED = '{"path": "shop/pricing.py", "start": 4,'
+SCENARIOS: tuple[Scenario, ...] = (
+    # 1. literal obedience, repeats, control tools in attempt 2
+    Scenario(1, "literal_template_path", "reads the template's example path; in attempt 2 calls finish_deep_dive again",
+             lambda: Script(explore=[_copy_template_path, BEGIN], deep_dive=[FINISH],
+                            output=[_report_with_template_path, GOOD])),
+    Scenario(1, "repeats_a_call_once", "the same search twice in a row",
+             lambda: happy(explore=[SEARCH, SEARCH, BEGIN])),
+    Scenario(1, "rereads_in_attempt_2", "re-reads in attempt 2 the range it read in attempt 1, as the retry asks",
+             lambda: happy(deep_dive=[READ, FINISH, READ, FINISH], output=[text(BAD_QUOTE), GOOD])),
+    # 2. hallucinated locations
+    Scenario(2, "nonexistent_path", "cites a mangled path in both attempts",
+             lambda: happy(output=[text(cite(GOOD_REPORT, "shop/prices.py:8-8"))])),
+    Scenario(2, "lines_past_the_end", "cites lines 8-400 of a 13-line file, then fixes it",
+             lambda: happy(output=[text(cite(GOOD_REPORT, "shop/pricing.py:8-400")), GOOD])),
+    Scenario(2, "snippet_not_there", "quotes code the file does not contain, in both attempts",
+             lambda: happy(output=[text(BAD_QUOTE)])),
+    Scenario(2, "literal_model", "behaviours 1-2 together (the CLI scenario)", literal_model),
+    # 3. tools that are not offered, unknown, malformed, mistyped
+    Scenario(3, "hidden_tool", "calls search during the deep-dive", lambda: happy(deep_dive=[SEARCH, READ, FINISH])),
+    Scenario(3, "unknown_tool", "calls a tool that does not exist",
+             lambda: happy(explore=[tc("run_tests", {"path": "."}), SEARCH, BEGIN])),
+    Scenario(3, "malformed_json", "sends arguments that are not JSON",
+             lambda: happy(explore=[tc("read_range", MALFORMED), SEARCH, BEGIN])),
+    Scenario(3, "wrong_types", "sends a string where a line number goes",
+             lambda: happy(explore=[tc("read_range", {"path": "shop/pricing.py", "start": "four"}), SEARCH, BEGIN])),
+    Scenario(3, "malformed_forever", "never sends valid arguments",
+             lambda: happy(explore=[tc("read_range", MALFORMED)]),
+             expect=frozenset({StopReason.error, StopReason.step_budget})),
+    # 4. parallel tool calls
+    Scenario(4, "parallel_reads", "search and list_dir in one response",
+             lambda: happy(explore=[Turn(calls=[SEARCH.calls[0], Call("list_dir", {"path": "shop"})]), BEGIN])),
+    Scenario(4, "control_with_read", "begin_deep_dive and read_range in one response",
+             lambda: happy(explore=[SEARCH, Turn(calls=[BEGIN.calls[0], READ.calls[0]])], deep_dive=[FINISH])),
+    Scenario(4, "search_after_begin", "begin_deep_dive then search in one response",
+             lambda: happy(explore=[Turn(calls=[BEGIN.calls[0], SEARCH.calls[0]])])),
+    Scenario(4, "read_after_finish", "read, finish_deep_dive, read in one response",
+             lambda: happy(deep_dive=[Turn(calls=[READ.calls[0], FINISH.calls[0],
+                                                  Call("read_range", {"path": "shop/cart.py"})])])),
+    # 5. text where tools were expected, empty content, both at once
+    Scenario(5, "early_plain_answer", "answers in prose during explore",
+             lambda: happy(explore=[text("The bug is in pricing."), SEARCH, BEGIN])),
+    Scenario(5, "early_full_report", "writes the whole report at the first request", lambda: happy(explore=[GOOD])),
+    Scenario(5, "empty_content", "an empty reply in the deep-dive", lambda: happy(deep_dive=[text(""), READ, FINISH])),
+    Scenario(5, "content_and_calls", "text and a tool call in one reply",
+             lambda: happy(deep_dive=[Turn(text="Let me read it.", calls=READ.calls), FINISH])),
+    Scenario(5, "empty_forever", "only empty replies", lambda: Script(explore=[text("")]),
+             expect=frozenset({StopReason.error, StopReason.step_budget})),
+    # 6. cut off, context overflow
+    Scenario(6, "report_cut_off", "finish_reason length in the report, then the whole report",
+             lambda: happy(output=[text(GOOD_REPORT[:90], finish="length"), GOOD])),
+    Scenario(6, "tool_call_cut_off", "finish_reason length inside a tool call's arguments",
+             lambda: happy(explore=[tc("search", '{"pattern": "apply_disc', finish="length"), SEARCH, BEGIN])),
+    Scenario(6, "context_overflow", "the server says the prompt is too long", lambda: happy(deep_dive=[_overflow]),
+             expect=frozenset({StopReason.error})),
+    # 7. reports that ignore the template
+    Scenario(7, "renamed_sections", "other section names", lambda: happy(output=[text(RENAMED_REPORT)])),
+    Scenario(7, "setext_headings", "setext headings", lambda: happy(output=[text(SETEXT_REPORT)])),
+    Scenario(7, "fenced_markdown", "the whole report in a ````markdown fence",
+             lambda: happy(output=[text(FENCED_REPORT)])),
+    Scenario(7, "json_report", "JSON instead of markdown", lambda: happy(output=[text(JSON_REPORT)])),
+    Scenario(7, "other_language", "a report in French", lambda: happy(output=[text(FRENCH_REPORT)])),
+    # 8. transport
+    Scenario(8, "rate_limited", "429 with Retry-After: 1, then fine",
+             lambda: happy(first=[Turn(status=429, headers={"Retry-After": "1"})])),
+    Scenario(8, "server_error_once", "500 once, then fine", lambda: happy(first=[Turn(status=500)])),
+    Scenario(8, "server_error_always", "500 on every request", lambda: Script(first=[], explore=[Turn(status=500)]),
+             expect=frozenset({StopReason.error})),
+    Scenario(8, "connection_reset", "drops the connection mid-response, then fine",
+             lambda: happy(first=[Turn(reset=True, calls=SEARCH.calls)])),
+    Scenario(8, "slower_than_timeout", "answers after 4 s with a 1.5 s request timeout, then fine",
+             lambda: happy(first=[Turn(delay_s=4.0, calls=SEARCH.calls)]), limits={"request_timeout_s": 1.5}),
+    Scenario(8, "never_answers", "never answers", lambda: Script(explore=[Turn(hang=True)]),
+             expect=frozenset({StopReason.error}), limits={"model_retries": 1, "request_timeout_s": 1.0}),
+    Scenario(8, "never_answers_fallback", "never answers; the offline fallback is on",
+             lambda: Script(explore=[Turn(hang=True)]),
+             limits={"model_retries": 1, "request_timeout_s": 1.0, "fallback_to_offline": True}),
+    # 9. reasoning models
+    Scenario(9, "reasoning_around_calls", "reasoning_content / thinking blocks on every reply",
+             lambda: Script(**{k: [Turn(text=t.text, calls=t.calls, reasoning="Let me think about the discount.")
+                                   for t in v] for k, v in HAPPY.items()})),
+    Scenario(9, "report_in_reasoning_only", "the report only in the reasoning, empty content, then the report",
+             lambda: happy(output=[Turn(text="", reasoning=GOOD_REPORT), GOOD])),
+    # 10. the structurer model
+    Scenario(10, "structurer_hallucinates", "the structurer misspells a path (its quoted snippet proves the real one)",
+             lambda: happy(output=[text(FRENCH_REPORT)], structurer=[tc("final_result", _structured("shop/prices.py")),
+                                                                     tc("final_result", _structured())]),
+             structurer=True),
+    Scenario(10, "structurer_always_wrong", "the structurer always invents a path and a snippet",
+             lambda: happy(output=[text(FRENCH_REPORT)],
+                           structurer=[tc("final_result", _structured("shop/x.py", "nope"))]),
+             structurer=True),
+    Scenario(10, "structurer_malformed", "the structurer sends malformed JSON, then a valid draft",
+             lambda: happy(output=[text(FRENCH_REPORT)], structurer=[tc("final_result", '{"summary": "x", '),
+                                                                     tc("final_result", _structured())]),
+             structurer=True),
+    Scenario(10, "structurer_text", "the structurer answers in prose, then calls final_result",
+             lambda: happy(output=[text(FRENCH_REPORT)],
+                           structurer=[text("The bug is in pricing."), tc("final_result", _structured())]),
+             structurer=True),
+    Scenario(10, "structurer_down", "the structurer endpoint returns 500 on every request",
+             lambda: happy(output=[text(FRENCH_REPORT)], structurer=[Turn(status=500)]), structurer=True),
+)
+"""Every scenario, in the order of issue 17's list. All run over Chat Completions; `ANTHROPIC` over Messages too."""
+
+ANTHROPIC = frozenset({
+    "literal_model", "rereads_in_attempt_2", "malformed_json", "control_with_read", "empty_content",
+    "context_overflow", "setext_headings", "rate_limited", "server_error_always", "connection_reset",
+    "reasoning_around_calls", "structurer_malformed",
+})  # fmt: skip
+"""The scenarios also run over Anthropic Messages (one or more per behaviour; the suite stays fast)."""
+
+
+def cases(*behaviours: int) -> list[tuple[Scenario, Protocol]]:
+    """(scenario, protocol) pairs of some behaviours, for `pytest.mark.parametrize`."""
+    out: list[tuple[Scenario, Protocol]] = []
+    for s in SCENARIOS:
+        if s.behaviour in behaviours:
+            out.append((s, "openai"))
+            if s.name in ANTHROPIC:
+                out.append((s, "anthropic"))
+    return out
+
+
+def by_name(name: str) -> Scenario:
+    """The scenario called `name`."""
+    return next(s for s in SCENARIOS if s.name == name)
+
+
+@functools.cache
+def fixture_map() -> Any:
+    """The fixture repository's map, built once per process (every scenario investigates the same tree)."""
+    return build_repo_map(FIXTURE_REPO, focus=REPORT.text)
+
+
+@dataclass
+class Outcome:
+    """What one scenario run produced."""
+
+    scenario: Scenario
+    protocol: Protocol
+    result: InvestigationResult
+    requests: list[Seen]
+    seconds: float
+    limits: Limits
+    cancel_latency_s: float | None = None
+    """Seconds from `CancelToken.cancel()` to `investigate` returning, when the run was cancelled."""
+
+    def of(self, role: str) -> list[Seen]:
+        """The HTTP requests of one role (explorer, structurer)."""
+        return [r for r in self.requests if r.role == role]
+
+
+@contextmanager
+def pointed_at(server: ModelServer, protocol: Protocol) -> Iterator[None]:
+    """The provider environment of a user pointing bugsleuth at `server` (restored afterwards)."""
+    env = ({"OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": "test"} if protocol == "openai"
+           else {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test"})  # fmt: skip
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+async def run_scenario(scenario: Scenario, protocol: Protocol, *, cancel_at_request: int | None = None) -> Outcome:
+    """Run one scenario end to end over HTTP; with `cancel_at_request=n`, cancel the run once the server has
+    received its n-th request (and measure how long the run takes to stop)."""
+    limits = BASE_LIMITS.with_(**scenario.limits)
+    repo_map = fixture_map()
+    cancel = CancelToken()
+    with ModelServer(scenario.script()) as server, pointed_at(server, protocol):
+        started = time.monotonic()
+        run = asyncio.ensure_future(investigate(
+            REPORT, FIXTURE_REPO, explorer=EXPLORER[protocol], limits=limits, cancel=cancel, repo_map=repo_map,
+            structurer=STRUCTURER[protocol] if scenario.structurer else None))  # fmt: skip
+        cancelled_at = None
+        while cancel_at_request is not None and not run.done():
+            if len(server.requests) >= cancel_at_request:
+                await asyncio.sleep(0.1)  # the request is in flight
+                cancelled_at = time.monotonic()
+                cancel.cancel("cancelled by the test")
+                break
+            await asyncio.sleep(0.01)
+        result = await run
+        ended = time.monotonic()
+    latency = ended - cancelled_at if cancelled_at is not None else None
+    return Outcome(scenario, protocol, result, list(server.requests), ended - started, limits, latency)
+
+
+def run_scenario_sync(scenario: Scenario, protocol: Protocol, **kw: Any) -> Outcome:
+    """`run_scenario` for synchronous callers (the bench script)."""
+    return asyncio.run(run_scenario(scenario, protocol, **kw))

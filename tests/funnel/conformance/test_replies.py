@@ -1,0 +1,42 @@
+"""Behaviours 5, 6 and 9 over real HTTP: text where tools were expected, empty replies, cut-off replies, context
+overflow, reasoning fields."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.funnel.conformance._checks import run_checked
+from tests.funnel.conformance.scenarios import Outcome, cases
+from tests.funnel.harness_support import GOOD_REPORT
+
+
+def _the_whole_report_is_kept(out: Outcome) -> None:
+    assert out.result.report_markdown == GOOD_REPORT
+
+
+def _overflow_is_not_retried(out: Outcome) -> None:
+    assert "context overflow" in out.result.diagnosis.termination.detail
+    assert len(out.requests) == 3  # search, begin_deep_dive, then the one refused request: no retry of it
+
+
+def _reasoning_is_not_the_report(out: Outcome) -> None:
+    assert out.result.report_markdown == GOOD_REPORT and len(out.requests) == 6
+
+
+def _cut_off_arguments_are_traced_as_refused(out: Outcome) -> None:
+    refused = [e for e in out.result.events if getattr(e, "tool", None) == "search" and e.error]
+    assert refused and "invalid arguments" in refused[0].error
+
+
+EXTRA = {
+    "tool_call_cut_off": _cut_off_arguments_are_traced_as_refused,
+    "report_cut_off": _the_whole_report_is_kept,
+    "early_full_report": _the_whole_report_is_kept,
+    "context_overflow": _overflow_is_not_retried,
+    "report_in_reasoning_only": _reasoning_is_not_the_report,
+}
+
+
+@pytest.mark.parametrize(("scenario", "protocol"), cases(5, 6, 9), ids=lambda v: getattr(v, "name", v))
+async def test_odd_replies_end_with_the_report_or_a_labelled_termination(scenario, protocol):
+    await run_checked(scenario, protocol, EXTRA)
