@@ -1,6 +1,6 @@
 """String-level reading of markdown reports: sections, list items, fences and `path:line` citations.
 
-The helpers behind `funnel.report_md.parse_report`; they build no models.
+The helpers behind `funnel.report.parse.parse_report`; they build no models.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Structuring: markdown report in, validated `Diagnosis` out.
 
-By default the deterministic parser of `funnel.report_md` reads the report (no model). When a structurer
+By default the deterministic parser of `funnel.report.parse` reads the report (no model). When a structurer
 model is configured, a cheap PydanticAI agent reads free-form markdown into the same `ReportDraft`; its
-output validator runs the same repository checks (`funnel.verify.check_claims`) and asks the model to
+output validator runs the same repository checks (`funnel.report.verify.check_claims`) and asks the model to
 retry, a bounded number of times, when it mis-copied a path or a snippet. Both paths end in
 `build_diagnosis`, so they produce the same object from the same checks.
 """

@@ -30,7 +30,7 @@ def assemble_diagnosis(
 ) -> Diagnosis:
     """The run's diagnosis: the structured report when there is one, else an honest partial result.
 
-    A report is always structured through `funnel.structure` (which validates every claim against the tree);
+    A report is always structured through `funnel.report.structure` (which validates every claim against the tree);
     a run that stopped before any report gets the suspects it named and the code it read, with no conclusion.
     """
     diagnosis: Diagnosis | None = None

@@ -20,7 +20,7 @@ from funnel.report.template import (
     parse_location,
     render_report,
 )
-from funnel.sandbox import Sandbox
+from funnel.tools.sandbox import Sandbox
 from funnel.tools import ToolError, read_range
 from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT
 from schemas import AffectedFile, ComplexityRating, Diagnosis, ProposedChange, RiskRating, RootCause
