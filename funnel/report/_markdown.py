@@ -33,6 +33,11 @@ REQUIRED = ("summary", "root_cause", "affected_files")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*)$")
 
 
+def is_heading(line: str) -> bool:
+    """Whether the line is an ATX heading (`## Summary`)."""
+    return _heading(line) is not None
+
+
 def _heading(line: str) -> tuple[int, str] | None:
     """(level, title) of an ATX heading line, closing `#`s removed."""
     if not (m := _HEADING.match(line)):
@@ -379,45 +384,4 @@ def bullets(lines: list[str]) -> list[str]:
         text = " ".join([head, *(ln.strip() for ln in outside_fences(body) if ln.strip())]).strip()
         if text and not is_empty(text):
             out.append(text)
-    return out
-
-
-def unwrap_fence(lines: list[str]) -> list[str] | None:
-    """A whole report wrapped in a ```markdown fence, as chat models like to write it, without the fence (and
-    without a sentence before or after it, like "Here is my report:")."""
-    body = list(lines)
-    while body and not body[-1].strip():
-        body.pop()
-    for i, line in enumerate(body):
-        if _heading(line):
-            return None  # headings before any fence: the report is not wrapped
-        m = FENCE_OPEN.match(line)
-        if m is None:
-            continue
-        if m.group(3).lower() not in {"", "markdown", "md", "text"}:
-            return None
-        inner = body[i + 1 :]
-        end = max((j for j, ln in enumerate(inner) if closes(ln, m.group(2))), default=len(inner))
-        return inner[:end]
-    return None
-
-
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-
-
-def setext_to_atx(lines: list[str]) -> list[str]:
-    """Setext headings (a line underlined with `===` or `---`) rewritten as ATX headings (`#`, `##`); code blocks
-    and list items are left alone."""
-    out: list[str] = []
-    fence: str | None = None
-    for line in lines:
-        if fence is not None:
-            fence = None if closes(line, fence) else fence
-        elif opened := FENCE_OPEN.match(line):
-            fence = opened.group(2)
-        elif (m := _SETEXT.match(line)) and out and out[-1].strip() and not _heading(out[-1]) \
-                and not ITEM.match(out[-1]) and not FENCE_OPEN.match(out[-1]):  # fmt: skip
-            out[-1] = ("# " if m.group(1)[0] == "=" else "## ") + out[-1].strip()
-            continue
-        out.append(line)
     return out

@@ -25,13 +25,12 @@ from funnel.report._markdown import (
     parse_location,
     plain_text,
     role_in,
-    setext_to_atx,
     split_sections,
     symbol_in,
     table_rows,
     ticked_location,
-    unwrap_fence,
 )
+from funnel.report._layout import setext_to_atx, unwrap_fence
 from funnel.report.template import (
     ESCAPED_MARKER,
     DraftAffectedFile,
