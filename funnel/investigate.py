@@ -38,6 +38,7 @@ from funnel.errors import UserError
 from funnel.explorers import Explorer, ExplorerContext, explorer_name, resolve_explorer
 from funnel.explorers.agent import ModelExplorer, RetryingModel, build_model_from_spec
 from funnel.explorers.command import CommandExplorer
+from funnel.explorers.offline.rank import RankedLocations, ranked_locations
 from funnel.hooks import Hooks, default_hooks
 from funnel.limits import Limits
 from funnel.meter import response_usage
@@ -87,6 +88,9 @@ class InvestigationResult:
     """The full, uncompacted transcript."""
     verify_findings: list[str] = field(default_factory=list)
     """What the verifier still refused after the last attempt (empty when the report passed)."""
+    ranking: RankedLocations | None = None
+    """The ranking behind the diagnosis, deeper than it names (top 10 files, top 15 functions): the offline
+    investigator's own, or a model's lexical pre-pass; None when neither ran (a command explorer)."""
 
 
 async def investigate(
@@ -134,13 +138,15 @@ async def investigate(
                deadline=started + limits.timeout_s, started=started, transcript=transcript, contexts=contexts,
                report=report, commit=commit, structurer=structurer, summarize=summarize)  # fmt: skip
     outcome: _Outcome | None = None
+    used = explorer
     try:
         outcome = await run.once(explorer, explorer_name(explorer))
         reason = _fallback_reason(outcome, is_model, limits, cancel)
         if reason is not None:
             first, name = outcome, explorer_name(explorer)
             fallback = f"offline (fallback from {name}: {_short(reason)})"
-            outcome = await run.once(_offline_explorer(), fallback)
+            used = _offline_explorer()
+            outcome = await run.once(used, fallback)
             _mark_fallback(outcome.diagnosis, first, name, reason, fallback)
     finally:
         try:
@@ -149,7 +155,16 @@ async def investigate(
         finally:
             tracer.save_messages(transcript)
             tracer.close()
-    return InvestigationResult(outcome.diagnosis, outcome.markdown, list(tracer.events), transcript, outcome.findings)
+    return InvestigationResult(outcome.diagnosis, outcome.markdown, list(tracer.events), transcript, outcome.findings,
+                               _ranked_locations(used, contexts.prepass))
+
+
+def _ranked_locations(explorer: Any, prepass: Prepass | None) -> RankedLocations | None:
+    """The offline investigator's ranking when it ran, else the pre-pass ranking a model was shown."""
+    policy = getattr(explorer, "last_policy", None)
+    if policy is not None and policy.ranking is not None and policy.corpus is not None:
+        return ranked_locations(policy.ranking, policy.corpus)
+    return prepass.ranking if prepass is not None else None
 
 
 def investigate_sync(report: BugReport, root: Path | str, **kwargs: Any) -> InvestigationResult:
@@ -225,6 +240,11 @@ class _Contexts:
                  limits: Limits, *, prepass: bool, history: tuple[Path | str | None, str | None] = (None, None)) -> None:  # fmt: skip
         self._args = (report, root, repo_map, extra, memory, limits, prepass, history)
         self._value: tuple[ExplorerContext, Prepass | None] | None = None
+
+    @property
+    def prepass(self) -> Prepass | None:
+        """The pre-pass, once the context is built and when it ran."""
+        return self._value[1] if self._value is not None else None
 
     async def get(self) -> tuple[ExplorerContext, Prepass | None]:
         """The context and the pre-pass (None when it did not run)."""

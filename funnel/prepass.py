@@ -12,9 +12,12 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schemas.trace import PrepassCandidate
+
+if TYPE_CHECKING:
+    from funnel.explorers.offline.rank import RankedLocations
 
 __all__ = ("Prepass", "render_candidates", "run_prepass")
 
@@ -35,6 +38,8 @@ class Prepass:
     """The repo map refocused on the candidates' paths, or None when it could not be refocused."""
     error: str | None = None
     """Why the pre-pass produced nothing, when it failed."""
+    ranking: RankedLocations | None = None
+    """The full ranking as `RankedLocations` (top 10 files, top 15 functions), None when it failed."""
 
     @property
     def detail(self) -> str:
@@ -53,9 +58,10 @@ def run_prepass(text: str, root: Path, repo_map: Any = None, *, focus: Any = Non
     started = time.perf_counter()
     try:
         from funnel.explorers.offline import rank_report
-        from funnel.explorers.offline.rank import CONTEXT_PARTS
+        from funnel.explorers.offline.rank import CONTEXT_PARTS, ranked_locations
 
-        ranking, _ = rank_report(text, root, repo_map, focus=focus, history=history)
+        ranking, corpus = rank_report(text, root, repo_map, focus=focus, history=history)
+        located = ranked_locations(ranking, corpus, source="prepass")
     except Exception as e:  # the pre-pass helps, it is not essential: the model explores without it
         _log.warning("pre-pass ranking failed for %s", root, exc_info=True)
         return Prepass(seconds=time.perf_counter() - started, error=f"{type(e).__name__}: {e}")
@@ -69,7 +75,7 @@ def run_prepass(text: str, root: Path, repo_map: Any = None, *, focus: Any = Non
             PrepassCandidate(path=cand.path, score=round(cand.score, 3), symbols=symbols, reasons=reasons)
         )
     refocused = _refocus(repo_map, focus, [c.path for c in candidates])
-    return Prepass(candidates=candidates, seconds=time.perf_counter() - started, repo_map=refocused)
+    return Prepass(candidates=candidates, seconds=time.perf_counter() - started, repo_map=refocused, ranking=located)
 
 
 def _refocus(repo_map: Any, focus: Any, paths: list[str]) -> Any:
