@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_ai import Agent, ModelRetry, RunContext
 from pydantic_ai import exceptions as pai_exc
@@ -38,7 +38,6 @@ from funnel.errors import UserError
 from funnel.explorers import Explorer, ExplorerContext, explorer_name, resolve_explorer
 from funnel.explorers.agent import ModelExplorer, RetryingModel, build_model_from_spec
 from funnel.explorers.command import CommandExplorer
-from funnel.explorers.offline.rank import RankedLocations, ranked_locations
 from funnel.hooks import Hooks, default_hooks
 from funnel.limits import Limits
 from funnel.meter import response_usage
@@ -68,6 +67,9 @@ from schemas.trace import (
     TraceEvent,
     VerifyEvent,
 )
+
+if TYPE_CHECKING:
+    from funnel.explorers.offline.rank import RankedLocations
 
 __all__ = ("InvestigationResult", "investigate", "investigate_sync")
 
@@ -162,9 +164,8 @@ async def investigate(
 def _ranked_locations(explorer: Any, prepass: Prepass | None) -> RankedLocations | None:
     """The offline investigator's ranking when it ran, else the pre-pass ranking a model was shown."""
     policy = getattr(explorer, "last_policy", None)
-    if policy is not None and policy.ranking is not None and policy.corpus is not None:
-        return ranked_locations(policy.ranking, policy.corpus)
-    return prepass.ranking if prepass is not None else None
+    located = policy.ranked_locations() if policy is not None else None
+    return located or (prepass.ranking if prepass is not None else None)
 
 
 def investigate_sync(report: BugReport, root: Path | str, **kwargs: Any) -> InvestigationResult:

@@ -33,7 +33,7 @@ from pydantic_ai.models.function import AgentInfo
 from funnel.explorers.offline.corpus import Corpus, default_cache_dir
 from funnel.explorers.offline.evidence import Read, parse_read, parse_search_hits, search_terms, symbol_queries
 from funnel.explorers.offline.history import HistoryConfig, HistorySource
-from funnel.explorers.offline.rank import CONTEXT_PARTS, RankConfig, Ranking, rank
+from funnel.explorers.offline.rank import CONTEXT_PARTS, RankConfig, RankedLocations, Ranking, rank, ranked_locations
 from funnel.explorers.offline.writer import WriterConfig, plan_citations, write_report
 from funnel.phases import ControlTool, phase_of_tools
 from repomap.focus import Focus
@@ -169,6 +169,12 @@ class OfflinePolicy:
                 if args not in reads:
                     reads.append(args)
             self._reads = reads[:reads_budget]
+
+    def ranked_locations(self) -> RankedLocations | None:
+        """The ranking deeper than the report names (top 10 files, top 15 functions); None before the first turn."""
+        if self.ranking is None or self.corpus is None:
+            return None
+        return ranked_locations(self.ranking, self.corpus)
 
     def _evidence_found(self) -> bool:
         assert self.ranking is not None
