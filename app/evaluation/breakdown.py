@@ -30,6 +30,11 @@ def _fmt(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
+def _lines(value: float | None) -> str:
+    """A line count: no needless decimals."""
+    return "–" if value is None else f"{value:.1f}".removesuffix(".0")
+
+
 def _mean(values: Sequence[float | None]) -> float | None:
     value = metrics.mean(values)
     return None if value is None else round(value, 3)
@@ -129,7 +134,7 @@ def language_markdown(per_language: Mapping[str, Any]) -> list[str]:
         lines.append(f"| {language} | {row['n']} | {_fmt(row['file_acc_at_1'])} | {_fmt(row['file_acc_at_5'])} "
                      f"| {_fmt(row['baseline']['file_acc_at_1'])} | {_fmt(row['baseline']['file_acc_at_5'])} "
                      f"| {_fmt(row['line_hit_at_1'])} | {_fmt(row['line_hit_at_1_capped'])} "
-                     f"| {_fmt(row['line_hit_any'])} | {_fmt(row['first_range_width_median'])} |")
+                     f"| {_fmt(row['line_hit_any'])} | {_lines(row['first_range_width_median'])} |")
     return lines
 
 
