@@ -62,8 +62,10 @@ def calibration_summary(rows: Sequence[Row]) -> dict[str, Any]:
     pairs = [(float(r["diagnosis"]["confidence"]), prime_suspect_right(r, inst)) for inst, r, _ in rows
              if isinstance(r.get("diagnosis"), Mapping) and r["diagnosis"].get("confidence") is not None]
     ece, bins = metrics.calibration(pairs)
+    ece_count, _ = metrics.calibration(pairs, scheme="count")
     return {
         "ece": None if ece is None else round(ece, 3),
+        "ece_equal_count": None if ece_count is None else round(ece_count, 3),
         "n": len(pairs),
         "bins": [{"low": b.low, "high": b.high, "n": b.n, "confidence": _r(b.confidence), "accuracy": _r(b.accuracy)}
                  for b in bins],
@@ -119,7 +121,8 @@ def protocol_summary(rows: Sequence[Row]) -> dict[str, Any]:
 def calibration_markdown(cal: Mapping[str, Any]) -> list[str]:
     """The calibration error and the reliability table."""
     lines = ["", f"Calibration of `confidence` ({cal['definition']}; {cal['n']} diagnoses): "
-                 f"expected calibration error **{_fmt(cal['ece'])}**.", "",
+                 f"expected calibration error **{_fmt(cal['ece'])}** (with five equal-count bins instead: "
+                 f"{_fmt(cal.get('ece_equal_count'))}).", "",
              "| confidence bin | n | mean confidence | prime suspect right |", "|---|---:|---:|---:|"]
     for b in cal["bins"]:
         lines.append(f"| {b['low']:.1f}–{b['high']:.1f} | {b['n']} | {_fmt(b['confidence'])} | {_fmt(b['accuracy'])} |")

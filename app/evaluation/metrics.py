@@ -8,6 +8,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 MODULE_LEVEL = "<module>"
 """Gold-function name of a change outside any def/class; not a function, so left out of function accuracy."""
@@ -176,9 +177,9 @@ class CalibrationBin:
     """One confidence bin of a reliability curve."""
 
     low: float
-    """Lower edge (inclusive)."""
+    """Lower edge (inclusive; equal-count bins: the lowest confidence in the bin)."""
     high: float
-    """Upper edge (exclusive, except for the last bin)."""
+    """Upper edge (exclusive, except for the last bin; equal-count bins: the highest confidence in the bin)."""
     n: int
     """Diagnoses whose confidence falls in the bin."""
     confidence: float | None
@@ -187,17 +188,22 @@ class CalibrationBin:
     """Share of them whose prime suspect file is right (None for an empty bin)."""
 
 
-def calibration(pairs: Sequence[tuple[float, bool]], bins: int = CALIBRATION_BINS) -> tuple[float | None, list[CalibrationBin]]:
-    """Expected calibration error of (confidence, correct) pairs over `bins` equal-width bins of [0, 1]
-    (sum over bins of share × |mean confidence − accuracy|), and the bins; None with no pairs."""
+def calibration(pairs: Sequence[tuple[float, bool]], bins: int = CALIBRATION_BINS, *,
+                scheme: Literal["width", "count"] = "width") -> tuple[float | None, list[CalibrationBin]]:
+    """Expected calibration error of (confidence, correct) pairs over `bins` bins (sum over bins of share ×
+    |mean confidence − accuracy|), and the bins; None with no pairs. `width`: equal-width bins of [0, 1];
+    `count`: the pairs sorted by confidence and cut into `bins` groups of (nearly) equal size."""
     grouped: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
-    for conf, ok in pairs:
-        grouped[min(bins - 1, max(0, int(float(conf) * bins)))].append((float(conf), bool(ok)))
+    ordered = sorted((float(c), bool(ok)) for c, ok in pairs)
+    for k, (conf, ok) in enumerate(ordered):
+        slot = int(conf * bins) if scheme == "width" else k * bins // len(ordered)
+        grouped[min(bins - 1, max(0, slot))].append((conf, ok))
     out = []
     for b, group in enumerate(grouped):
         conf = sum(c for c, _ in group) / len(group) if group else None
         acc = sum(ok for _, ok in group) / len(group) if group else None
-        out.append(CalibrationBin(b / bins, (b + 1) / bins, len(group), conf, acc))
+        low, high = (b / bins, (b + 1) / bins) if scheme == "width" or not group else (group[0][0], group[-1][0])
+        out.append(CalibrationBin(low, high, len(group), conf, acc))
     if not pairs:
         return None, out
     ece = sum(b.n / len(pairs) * abs(b.confidence - b.accuracy) for b in out if b.n)  # type: ignore[operator]

@@ -101,3 +101,12 @@ def test_calibration_error_is_the_share_weighted_gap_over_equal_width_bins():
     perfect, _ = metrics.calibration([(0.5, True), (0.5, False)])
     assert perfect == pytest.approx(0.0)
     assert metrics.calibration([])[0] is None
+
+
+def test_equal_count_bins_cut_the_sorted_confidences_into_groups_of_equal_size():
+    pairs = [(0.31, True), (0.32, False), (0.33, True), (0.34, True), (0.35, True)]
+    ece, bins = metrics.calibration(pairs, bins=5, scheme="count")
+    assert [b.n for b in bins] == [1, 1, 1, 1, 1] and bins[1].accuracy == 0.0 and bins[1].low == 0.32
+    assert ece == pytest.approx((0.69 + 0.32 + 0.67 + 0.66 + 0.65) / 5)
+    width_ece, width_bins = metrics.calibration(pairs)
+    assert [b.n for b in width_bins] == [0, 5, 0, 0, 0] and width_ece == pytest.approx(abs(0.33 - 0.8))
