@@ -173,7 +173,7 @@ def render_svg(summary: Mapping[str, Any]) -> str:
     out += _reliability_svg(summary["calibration"], 60, legend_y + 40)
     protocol = (summary.get("protocols") or {}).get(locagent.NAME)
     if protocol:
-        out += _protocol_svg(protocol, 420, legend_y + 40)
+        out += _protocol_svg(protocol, 440, legend_y + 40)
     return "\n".join(out + ["</svg>"]) + "\n"
 
 
@@ -186,8 +186,9 @@ _PLOT = 220
 def _reliability_svg(cal: Mapping[str, Any], x: int, y: int) -> list[str]:
     """Reliability curve: each non-empty bin's mean confidence against its share of right prime suspects."""
     size, bottom = _PLOT, y + 20 + _PLOT
-    out = [f'<text x="{x}" y="{y}" font-weight="bold">reliability: confidence vs prime suspect right '
-           f'(ECE {_fmt(cal["ece"])}, {len(cal["bins"])} equal-width bins)</text>',
+    out = [f'<text x="{x}" y="{y - 14}" font-weight="bold">reliability: prime suspect right vs confidence</text>',
+           f'<text x="{x}" y="{y}">ECE {_fmt(cal["ece"])} ({len(cal["bins"])} equal-width bins, '
+           f'n={cal["n"]})</text>',
            f'<rect x="{x}" y="{y + 20}" width="{size}" height="{size}" fill="none" stroke="#888"/>',
            f'<line x1="{x}" y1="{bottom}" x2="{x + size}" y2="{y + 20}" stroke="#babdb6" stroke-dasharray="4"/>',
            f'<text x="{x + size / 2}" y="{bottom + 28}" text-anchor="middle">confidence</text>',
