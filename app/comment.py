@@ -12,7 +12,7 @@ from urllib.parse import quote
 import httpx
 
 from app.config import Settings
-from funnel.export import to_markdown
+from funnel.report.export import to_markdown
 from schemas import BugReport, Diagnosis, Source
 
 _GITHUB_ISSUE = re.compile(r"^https?://[^/]+/(?P<owner>[^/]+)/(?P<repo>[^/]+)/issues/(?P<number>\d+)")

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._trees import tree_path  # noqa: E402
-from funnel.investigate import investigate_sync  # noqa: E402
+from funnel.run.loop import investigate_sync  # noqa: E402
 from schemas.enums import Source  # noqa: E402
 from schemas.report import BugReport  # noqa: E402
 

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._trees import tree_path  # noqa: E402
-from funnel.prepass import run_prepass  # noqa: E402
+from funnel.localize.prepass import run_prepass  # noqa: E402
 from repomap import build_repo_map  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from funnel._search import rg_args  # noqa: E402
-from funnel.sandbox import Sandbox  # noqa: E402
+from funnel.tools._search import rg_args  # noqa: E402
+from funnel.tools.sandbox import Sandbox  # noqa: E402
 from funnel.tools import search  # noqa: E402
 
 DEV_SET = Path("/work/shared/bench/swebench_lite.jsonl")

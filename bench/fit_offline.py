@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluation.metrics import function_acc_at_k  # noqa: E402
-from funnel.explorers.offline.rank import _is_doc, _is_test  # noqa: E402
+from funnel.localize.rank import _is_doc, _is_test  # noqa: E402
 
 KEYS = ("file", "symbol", "pagerank", "frame", "mention", "import", "path", "stem", "constant", "message")
 GRID = {

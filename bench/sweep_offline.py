@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.evaluation.metrics import function_acc_at_k, gold_entities  # noqa: E402
 from bench._trees import ensure_tree, mirror_git_dir  # noqa: E402
 from bench.tune_offline import walk  # noqa: E402
-from funnel.explorers.offline.corpus import Corpus, default_cache_dir  # noqa: E402
-from funnel.explorers.offline.history import HistoryConfig, history_scores  # noqa: E402
-from funnel.explorers.offline.rank import RankConfig, affected_entries, rank  # noqa: E402
+from funnel.localize.corpus import Corpus, default_cache_dir  # noqa: E402
+from funnel.localize.history import HistoryConfig, history_scores  # noqa: E402
+from funnel.localize.rank import RankConfig, affected_entries, rank  # noqa: E402
 from repomap import build_repo_map  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 

@@ -21,9 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._trees import ensure_tree  # noqa: E402
-from funnel.explorers.offline.corpus import Corpus, default_cache_dir  # noqa: E402
-from funnel.explorers.offline.rank import RankConfig, _is_doc, _is_test, rank  # noqa: E402
-from funnel.explorers.offline.rank import affected_entries  # noqa: E402
+from funnel.localize.corpus import Corpus, default_cache_dir  # noqa: E402
+from funnel.localize.rank import RankConfig, _is_doc, _is_test, rank  # noqa: E402
+from funnel.localize.rank import affected_entries  # noqa: E402
 from app.evaluation.metrics import function_acc_at_k, gold_entities  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 

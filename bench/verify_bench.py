@@ -17,8 +17,8 @@ import re
 import time
 from pathlib import Path
 
-from funnel.report_md import DraftAffectedFile, ReportDraft
-from funnel.verify import check_claims
+from funnel.report.template import DraftAffectedFile, ReportDraft
+from funnel.report.verify import check_claims
 
 TREES = Path("/work/bench-cache/trees")
 OUT = Path("/work/bench-out/verify_bench.json")

@@ -23,11 +23,11 @@ from pydantic_ai.tools import ToolDefinition
 
 from funnel.cancel import CancelToken
 from funnel.errors import ToolError, UnrecoverableError
-from funnel.hooks import Hooks, PhaseChange, ToolCall
+from funnel.run.hooks import Hooks, PhaseChange, ToolCall
 from funnel.limits import Limits
-from funnel.meter import Meter
-from funnel.stop import StepBudgetExceeded, Unrecoverable
-from funnel.trace import TraceWriter
+from funnel.run.meter import Meter
+from funnel.run.budget import StepBudgetExceeded, Unrecoverable
+from funnel.run.trace import TraceWriter
 from schemas.enums import Phase, ToolName
 from schemas.trace import PhaseChangeEvent, ToolCallEvent
 
@@ -169,7 +169,7 @@ class RunState:
 
     def enforce_budgets(self) -> None:
         """Force the funnel forward when the current phase's budget, or the run's, is spent."""
-        from funnel.stop import should_wrap_up
+        from funnel.run.budget import should_wrap_up
 
         if self.phase == Phase.explore and self.phase_calls >= self.limits.explore_calls:
             self.wrap_up = self.move_to(Phase.deep_dive, forced=True, reason="explore budget spent") or None

@@ -41,7 +41,7 @@ def register(cli: typer.Typer) -> None:
         report_only: Annotated[bool, typer.Option(help="Run nothing: score the records already in OUT/results.jsonl "
                                                        "and write the summaries again.")] = False,
         investigate: Annotated[str, typer.Option(hidden=True, help="Investigate callable as module:function.")]
-        = "funnel.investigate:investigate_sync",
+        = "funnel.run.loop:investigate_sync",
     ) -> None:
         """Run each instance through the investigation and score the ranked files, functions and lines."""
         from app.evaluation.session import EvalRequest, evaluate

@@ -61,7 +61,7 @@ def _render(result: Any, fmt: OutputFormat) -> str:
     if fmt == OutputFormat.json:
         return diagnosis.model_dump_json(indent=2)
     try:
-        from funnel import export
+        from funnel.report import export
     except ImportError:
         export = None  # type: ignore[assignment]
     if fmt == OutputFormat.sarif:
@@ -71,7 +71,7 @@ def _render(result: Any, fmt: OutputFormat) -> str:
         return sarif if isinstance(sarif, str) else json.dumps(sarif, indent=2)
     if export is not None and hasattr(export, "to_markdown"):
         return export.to_markdown(diagnosis)
-    from funnel.report_md import render_report
+    from funnel.report.template import render_report
 
     term = diagnosis.termination
     tail = f"\n\n_Termination: {term.reason.value}{' — ' + term.detail if term.detail else ''}_\n"
@@ -129,7 +129,7 @@ def register(cli: typer.Typer) -> None:
         from funnel.cancel import CancelToken
         from funnel.errors import UserError
         from funnel.explorers import resolve_explorer
-        from funnel.investigate import investigate_sync
+        from funnel.run.loop import investigate_sync
         from funnel.limits import Limits
         from schemas.enums import StopReason
 
@@ -178,7 +178,7 @@ def register(cli: typer.Typer) -> None:
     ) -> None:
         """Re-run stored traces through today's tools and policy; exit 1 when any outcome changed."""
         from funnel.errors import UserError
-        from funnel.replay import render_table, replay_all
+        from funnel.run.replay import render_table, replay_all
 
         try:
             results = replay_all(target, root=root)

@@ -21,7 +21,7 @@ DenyOption = Annotated[
 
 def _run(repo: Path, deny: list[str] | None, call: Callable) -> None:
     from funnel.errors import ToolError, UnrecoverableError, UserError
-    from funnel.sandbox import Sandbox
+    from funnel.tools.sandbox import Sandbox
 
     try:
         sb = Sandbox(repo, deny=tuple(deny or ()))

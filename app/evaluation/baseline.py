@@ -130,7 +130,7 @@ _ENTITY_KINDS = frozenset({"function", "method", "class", "struct", "interface",
 def _entity_documents(data: bytes, definitions: list[Any]) -> list[tuple[str, list[str]]]:
     """(entity name, tokens) of one file: each function or method with what is nested in it, and each class-like
     definition with its own lines (those outside its functions)."""
-    from funnel.explorers.offline.rank import outer_entity  # the ranker's own folding of nested definitions
+    from funnel.localize.rank import outer_entity  # the ranker's own folding of nested definitions
 
     lines = data.decode("utf-8", errors="replace").splitlines()
     defs = [d for d in definitions if str(getattr(d.kind, "value", d.kind)) in _ENTITY_KINDS]

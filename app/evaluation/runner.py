@@ -25,7 +25,7 @@ from app.evaluation.data import Instance, RepoTable, report_from_statement
 from app.evaluation.errors import EvalInputError
 from app.evaluation.trees import TreeCache
 
-DEFAULT_INVESTIGATE = "funnel.investigate:investigate_sync"
+DEFAULT_INVESTIGATE = "funnel.run.loop:investigate_sync"
 """The real pipeline, as `module:function`."""
 
 RESULTS_FILE = "results.jsonl"

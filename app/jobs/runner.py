@@ -31,7 +31,7 @@ FLUSH_S = 0.2
 
 def default_investigate_fn() -> InvestigateFn:
     """`funnel.investigate.investigate`, imported when first needed."""
-    from funnel.investigate import investigate
+    from funnel.run.loop import investigate
 
     return investigate
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
     from funnel.explorers.command import CommandExplorer
-    from funnel.explorers.offline.history import HistorySource
+    from funnel.localize.history import HistorySource
 
 __all__ = ("Explorer", "ExplorerContext", "explorer_name", "resolve_explorer")
 

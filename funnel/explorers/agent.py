@@ -16,7 +16,7 @@ from pydantic_ai.settings import ModelSettings
 from funnel.cancel import CancelToken
 from funnel.errors import UserError
 from funnel.explorers import ExplorerContext
-from funnel.stop import Cancelled, ModelUnavailable, Unrecoverable
+from funnel.run.budget import Cancelled, ModelUnavailable, Unrecoverable
 
 __all__ = ("ModelExplorer", "RetryingModel", "build_model_from_spec")
 

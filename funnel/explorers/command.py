@@ -13,7 +13,7 @@ from pathlib import Path
 
 from funnel.cancel import CancelToken
 from funnel.errors import UserError
-from funnel.stop import Cancelled, CostBudgetExceeded, Unrecoverable
+from funnel.run.budget import Cancelled, CostBudgetExceeded, Unrecoverable
 
 __all__ = ("CommandExplorer", "CommandOutput")
 

@@ -12,7 +12,7 @@ from pydantic import SecretStr
 from app import store
 from app.comment import comment_target
 from app.config import Settings
-from funnel.export import to_markdown
+from funnel.report.export import to_markdown
 from schemas import BugReport, Classification, ClassificationResult, Diagnosis, Source
 from schemas.diagnosis import RejectedClaim
 from tests.app._service_fixtures import (  # noqa: F401

@@ -133,7 +133,7 @@ async def test_vanished_repository_path_fails_with_a_clear_error(base_settings, 
 async def test_real_offline_investigation_produces_a_validated_diagnosis(base_settings, fixture_repo):
     from funnel.errors import UserError
     from funnel.explorers import resolve_explorer
-    from funnel.investigate import investigate
+    from funnel.run.loop import investigate
 
     try:
         resolve_explorer("offline")
@@ -165,7 +165,7 @@ async def test_a_model_endpoint_that_is_down_falls_back_to_the_offline_investiga
     import httpx
 
     from app.main import create_app
-    from funnel.investigate import investigate
+    from funnel.run.loop import investigate
 
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # discard port: connection refused
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")

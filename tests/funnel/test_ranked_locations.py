@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 from funnel.explorers.agent import ModelExplorer
 from funnel.explorers.offline import OfflineExplorer
-from funnel.explorers.offline.rank import outer_entity
-from funnel.investigate import investigate
+from funnel.localize.rank import outer_entity
+from funnel.run.loop import investigate
 from schemas.report import BugReport
 from tests.funnel.harness_support import FIXTURE_REPO, REPORT, Script
-from tests.funnel.test_offline_rank import PY_REPO, PY_REPORT, _make
-from tests.funnel.test_prepass_fallback import HAPPY_FUNCTION_STEPS
+from tests.funnel.localize.test_offline_rank import PY_REPO, PY_REPORT, _make
+from tests.funnel.run.test_prepass_fallback import HAPPY_FUNCTION_STEPS
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pydantic_ai.models.function import FunctionModel
 
 from funnel.explorers import ExplorerContext
 from funnel.explorers.offline.policy import OfflineConfig, OfflinePolicy, build_corpus, rank_report
-from funnel.explorers.offline.rank import Candidate, RankConfig, Ranking
+from funnel.localize.rank import Candidate, RankConfig, Ranking
 from funnel.explorers.offline.writer import WriterConfig
 
 __all__ = (

@@ -30,10 +30,10 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo
 
-from funnel.explorers.offline.corpus import Corpus, default_cache_dir
-from funnel.explorers.offline.evidence import Read, parse_read, parse_search_hits, search_terms, symbol_queries
-from funnel.explorers.offline.history import HistoryConfig, HistorySource
-from funnel.explorers.offline.rank import CONTEXT_PARTS, RankConfig, RankedLocations, Ranking, rank, ranked_locations
+from funnel.localize.corpus import Corpus, default_cache_dir
+from funnel.localize.evidence import Read, parse_read, parse_search_hits, search_terms, symbol_queries
+from funnel.localize.history import HistoryConfig, HistorySource
+from funnel.localize.rank import CONTEXT_PARTS, RankConfig, RankedLocations, Ranking, rank, ranked_locations
 from funnel.explorers.offline.writer import WriterConfig, plan_citations, write_report
 from funnel.phases import ControlTool, phase_of_tools
 from repomap.focus import Focus

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from funnel.explorers.offline.corpus import tokenize
-from funnel.explorers.offline.evidence import Read
-from funnel.explorers.offline.rank import Candidate, Ranking, SymbolHit, citation_order, report_title
-from funnel.report_md import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
+from funnel.localize.corpus import tokenize
+from funnel.localize.evidence import Read
+from funnel.localize.rank import Candidate, Ranking, SymbolHit, citation_order, report_title
+from funnel.report.template import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
 from repomap.focus import Focus
 from schemas.enums import Complexity, Risk, Role
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from funnel.investigate import investigate
+from funnel.run.loop import investigate
 from funnel.limits import Limits
 from tests.funnel.harness_support import (
     BAD_REPORT,

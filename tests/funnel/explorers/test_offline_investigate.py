@@ -1,0 +1,101 @@
+"""The offline investigator end to end: through the real harness, tools, verification and structuring."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from funnel.explorers.offline import OfflineExplorer
+from funnel.explorers.offline.policy import OfflineConfig
+from funnel.localize.rank import RankConfig
+from funnel.run.loop import investigate
+from funnel.report.template import parse_report
+from schemas.diagnosis import Diagnosis
+from schemas.enums import Role, StopReason
+from schemas.report import BugReport
+from tests.funnel.localize.test_offline_rank import GO_REPO, GO_REPORT, JAVA_REPO, JAVA_REPORT, NODE_REPO, NODE_REPORT, PY_REPO, RUST_REPO, RUST_REPORT, _make
+
+PY_TRACE_REPORT = """Session.request crashes on a negative timeout
+
+```
+Traceback (most recent call last):
+  File "/home/me/venv/lib/python3.11/site-packages/pkg/client.py", line 4, in request
+    raise ValueError('Timeout value must be a non-negative number')
+ValueError: Timeout value must be a non-negative number
+```
+"""
+
+
+def _report(text: str) -> BugReport:
+    title, _, body = text.partition("\n")
+    return BugReport(title=title, body=body)
+
+
+@pytest.mark.parametrize(
+    ("files", "text", "expected"),
+    [
+        (PY_REPO, PY_TRACE_REPORT, "pkg/client.py"),
+        (GO_REPO, GO_REPORT, "internal/queue/ring.go"),
+        (RUST_REPO, RUST_REPORT, "src/parser/lexer.rs"),
+        (NODE_REPO, NODE_REPORT, "src/lib/header.js"),
+        (JAVA_REPO, JAVA_REPORT, "src/main/java/com/example/shop/OrderService.java"),
+    ],
+    ids=["python", "go", "rust", "node", "java"],
+)
+async def test_offline_investigation_names_the_prime_suspect(tmp_path, files, text, expected):
+    root = _make(tmp_path / "repo", files)
+    result = await investigate(_report(text), root, explorer=OfflineExplorer())
+    diagnosis = result.diagnosis
+    assert isinstance(Diagnosis.model_validate_json(diagnosis.model_dump_json()), Diagnosis)
+    assert diagnosis.termination.reason == StopReason.done, diagnosis.termination
+    assert diagnosis.ranked_files()[0] == expected
+    assert diagnosis.affected_files[0].role == Role.cause and diagnosis.affected_files[0].symbol
+    assert diagnosis.stats.tool_calls <= 24
+    assert diagnosis.stats.explorer == "offline"
+    assert diagnosis.root_cause is not None and expected in " ".join(diagnosis.root_cause.evidence + [diagnosis.root_cause.explanation])
+
+
+async def test_offline_report_quotes_the_lines_it_read(tmp_path):
+    root = _make(tmp_path / "repo", PY_REPO)
+    result = await investigate(_report(PY_TRACE_REPORT), root, explorer=OfflineExplorer())
+    draft = parse_report(result.report_markdown)
+    prime = draft.affected_files[0]
+    lines = (root / prime.path).read_text().split("\n")
+    assert prime.evidence and prime.evidence.split("\n")[0] in lines[prime.line_start - 1: prime.line_end]
+    assert "raise ValueError" in result.report_markdown
+    tools = [e.tool for e in result.events if getattr(e, "kind", "") == "tool_call"]
+    assert "read_range" in tools and "search" in tools
+
+
+async def test_low_evidence_report_gets_low_confidence_and_questions(tmp_path):
+    root = _make(tmp_path / "repo", PY_REPO)
+    result = await investigate(_report("It is broken\nSomething is wrong sometimes, please fix."), root,
+                               explorer=OfflineExplorer())  # fmt: skip
+    diagnosis = result.diagnosis
+    assert diagnosis.confidence <= 0.35
+    assert diagnosis.open_questions
+
+
+async def test_report_matching_nothing_asks_the_reporter(tmp_path):
+    root = _make(tmp_path / "repo", {"a.py": "x = 1\n"})
+    result = await investigate(_report("Zzzq qqxv\nwwvk"), root, explorer=OfflineExplorer())
+    assert result.diagnosis.termination.reason == StopReason.needs_info
+    assert result.diagnosis.open_questions or result.diagnosis.termination.detail
+
+
+async def test_tool_calls_stay_within_the_budget_median(tmp_path):
+    root = _make(tmp_path / "repo", NODE_REPO)
+    counts = []
+    for text in (NODE_REPORT, NODE_REPORT.replace("Crash", "Failure"), "parseHeader fails\nwith undefined headers"):
+        result = await investigate(_report(text), root, explorer=OfflineExplorer())
+        counts.append(result.diagnosis.stats.tool_calls)
+    assert sorted(counts)[1] <= 10 and max(counts) <= 24
+
+
+async def test_explorer_config_knobs_change_the_citations(tmp_path):
+    root = _make(tmp_path / "repo", PY_REPO)
+    explorer = OfflineExplorer(OfflineConfig(rank=RankConfig(test_factor=1.0)))
+    result = await investigate(_report(PY_TRACE_REPORT), root, explorer=explorer)
+    assert explorer.last_policy is not None and explorer.last_policy.ranking is not None
+    assert result.diagnosis.ranked_files()[0] == "pkg/client.py"
