@@ -1,7 +1,9 @@
-"""Write bench/repos.toml: the [repos] table of `bugsleuth eval` for the dev set, from the local git mirrors.
+"""Write the [repos] table of `bugsleuth eval` for a data set, from the local git mirrors.
 
-Usage: python bench/make_repos_toml.py [--mirrors /work/.mirror] [--out bench/repos.toml]
-Repositories whose official history is too large to mirror are served by public forks with the same commit ids.
+Usage: python bench/make_repos_toml.py [--set lite|multilang] [--mirrors /work/.mirror] [--out FILE]
+`--set lite` (default) writes bench/repos.toml for swebench_lite.jsonl; `--set multilang` writes
+bench/repos-multilang.toml for multilang_dev.jsonl. Repositories whose official history is too large to mirror
+are served by public forks with the same commit ids.
 """
 
 from __future__ import annotations
@@ -26,12 +28,33 @@ MIRRORS = {
 }
 """Repository in the data → mirror directory name (`owner+name` of the repository holding its commits)."""
 
+MULTILANG_MIRRORS = {
+    "jqlang/jq": "jqlang+jq",
+    "fmtlib/fmt": "fmtlib+fmt",
+    "catchorg/Catch2": "catchorg+Catch2",
+    "yhirose/cpp-httplib": "yhirose+cpp-httplib",
+    "zeromicro/go-zero": "zeromicro+go-zero",
+    "fasterxml/jackson-core": "FasterXML+jackson-core",
+    "google/gson": "google+gson",
+    "anuraghazra/github-readme-stats": "anuraghazra+github-readme-stats",
+    "axios/axios": "axios+axios",
+    "expressjs/express": "expressjs+express",
+    "Kong/insomnia": "Kong+insomnia",
+    "BurntSushi/ripgrep": "BurntSushi+ripgrep",
+    "sharkdp/bat": "sharkdp+bat",
+    "tokio-rs/tokio": "tokio-rs+tokio",
+}
+"""The same for multilang_dev.jsonl (the data spells `fasterxml/jackson-core` in lower case)."""
 
-def render(mirrors: Path) -> tuple[str, list[str]]:
-    """The TOML text and the repositories whose mirror is absent."""
+SETS = {"lite": (MIRRORS, "repos.toml"), "multilang": (MULTILANG_MIRRORS, "repos-multilang.toml")}
+"""Data set → (its mirror table, the default output file name in bench/)."""
+
+
+def render(mirrors: Path, table: dict[str, str] = MIRRORS) -> tuple[str, list[str]]:
+    """The TOML text of `table` and the repositories whose mirror is absent."""
     lines = ["# Written by bench/make_repos_toml.py: repository in the data = local git directory", "[repos]"]
     absent = []
-    for repo, folder in MIRRORS.items():
+    for repo, folder in table.items():
         git_dir = mirrors / folder / "repo"
         if not git_dir.exists():
             absent.append(repo)
@@ -44,12 +67,15 @@ def render(mirrors: Path) -> tuple[str, list[str]]:
 def main() -> int:
     """Write the table; exit 1 when a mirror is absent (the table is still written without it)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", choices=sorted(SETS), default="lite", help="which data set's repositories")
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "repos.toml")
+    parser.add_argument("--out", type=Path, default=None, help="default: bench/repos.toml or bench/repos-multilang.toml")
     args = parser.parse_args()
-    text, absent = render(args.mirrors)
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {args.out} ({len(MIRRORS) - len(absent)} repositories)")
+    table, name = SETS[args.set]
+    out = args.out or Path(__file__).resolve().parent / name
+    text, absent = render(args.mirrors, table)
+    out.write_text(text, encoding="utf-8")
+    print(f"wrote {out} ({len(table) - len(absent)} repositories)")
     for repo in absent:
         print(f"absent: {repo}", file=sys.stderr)
     return 1 if absent else 0

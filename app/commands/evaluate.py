@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from app.evaluation.errors import EvalInputError, EvalSetupError
+from app.evaluation.locagent import Protocol
 
 
 def register(cli: typer.Typer) -> None:
@@ -18,8 +19,9 @@ def register(cli: typer.Typer) -> None:
     def eval_command(
         data: Annotated[Path, typer.Argument(help="SWE-bench-style JSONL (instance_id, repo, base_commit, "
                                                   "problem_statement, gold_* fields for scoring).")],
-        repos: Annotated[Path, typer.Option("--repos", help="TOML file whose \\[repos] table maps owner/name "
-                                                           "to a local git directory.")],
+        repos: Annotated[Path | None, typer.Option("--repos", help="TOML file whose \\[repos] table maps owner/name "
+                                                                  "to a local git directory (required unless "
+                                                                  "--report-only).")] = None,
         limit: Annotated[int | None, typer.Option(help="Run only the first N selected instances.")] = None,
         ids: Annotated[Path | None, typer.Option(help="File of instance ids to run, one per line.")] = None,
         jobs: Annotated[int, typer.Option(help="Instances investigated at once, each in its own process.")] = 1,
@@ -33,6 +35,11 @@ def register(cli: typer.Typer) -> None:
                                                help="Rank files with plain BM25 in the same run.")] = True,
         retry_errors: Annotated[bool, typer.Option(help="Run again instances whose record holds an error.")] = False,
         prepare_only: Annotated[bool, typer.Option(help="Only materialize the trees into the cache.")] = False,
+        protocol: Annotated[Protocol | None, typer.Option(help="Also score a published protocol: locagent "
+                                                               "(SWE-bench Lite, 274 instances, Acc@k of LocAgent).")]
+        = None,
+        report_only: Annotated[bool, typer.Option(help="Run nothing: score the records already in OUT/results.jsonl "
+                                                       "and write the summaries again.")] = False,
         investigate: Annotated[str, typer.Option(hidden=True, help="Investigate callable as module:function.")]
         = "funnel:investigate_sync",
     ) -> None:
@@ -41,7 +48,7 @@ def register(cli: typer.Typer) -> None:
 
         request = EvalRequest(data=data, repos=repos, limit=limit, ids=ids, jobs=jobs, explorer=explorer, out=out,
                               cache=cache, baseline=baseline, retry_errors=retry_errors, prepare_only=prepare_only,
-                              investigate=investigate)
+                              investigate=investigate, protocol=protocol, report_only=report_only)
         try:
             evaluate(request)
         except EvalInputError as exc:

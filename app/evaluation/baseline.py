@@ -12,6 +12,7 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -87,24 +88,19 @@ def source_files(root: Path, extensions: frozenset[str] = SOURCE_EXTENSIONS) -> 
     return [f.path for f in walked.files if not is_test_path(f.path)]
 
 
-def bm25_rank(
-    root: Path, query: str, *, extensions: frozenset[str] = SOURCE_EXTENSIONS, top: int = 50
-) -> list[str]:
-    """The `top` files of `root` ranked by BM25 against `query`, best first (ties broken by path)."""
+def _read(root: Path, rel: str) -> bytes:
+    try:
+        return (Path(root) / rel).read_bytes()
+    except OSError:
+        return b""
+
+
+def _best(corpus: list[list[str]], keys: list[str], query: str, top: int) -> list[str]:
+    """The `top` keys whose documents score best by BM25 against `query` (ties broken by key), positive only."""
     import bm25s
 
-    paths = source_files(root, extensions)
-    if not paths:
-        return []
-    corpus: list[list[str]] = []
-    for rel in paths:
-        try:
-            data = (root / rel).read_bytes()
-        except OSError:
-            data = b""
-        corpus.append(tokenize(rel) + _CACHE.get(data))
     query_tokens = tokenize(query)
-    if not query_tokens:
+    if not corpus or not query_tokens:
         return []
     os.environ.setdefault("DISABLE_TQDM", "1")
     index = bm25s.BM25()
@@ -114,8 +110,75 @@ def bm25_rank(
     if not known:
         return []
     scores = np.asarray(index.get_scores(known), dtype=np.float64)
-    order = sorted(range(len(paths)), key=lambda i: (-scores[i], paths[i]))
-    return [paths[i] for i in order[:top] if scores[i] > 0]
+    order = sorted(range(len(keys)), key=lambda i: (-scores[i], keys[i]))
+    return list(dict.fromkeys(keys[i] for i in order if scores[i] > 0))[:top]  # a key may name several documents
+
+
+def bm25_rank(
+    root: Path, query: str, *, extensions: frozenset[str] = SOURCE_EXTENSIONS, top: int = 50
+) -> list[str]:
+    """The `top` files of `root` ranked by BM25 against `query`, best first (ties broken by path)."""
+    paths = source_files(root, extensions)
+    corpus = [tokenize(rel) + _CACHE.get(_read(root, rel)) for rel in paths]
+    return _best(corpus, paths, query, top)
+
+
+_ENTITY_KINDS = frozenset({"function", "method", "class", "struct", "interface", "enum", "trait", "type"})
+"""Definition kinds that are a function-level location (constants, macros and modules are not)."""
+
+
+def _entity_documents(data: bytes, definitions: list[Any]) -> list[tuple[str, list[str]]]:
+    """(entity name, tokens) of one file: each function or method with what is nested in it, and each class-like
+    definition with its own lines (those outside its functions)."""
+    from funnel.localize.citations import outer_entity  # the ranker's own folding of nested definitions
+
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    defs = [d for d in definitions if str(getattr(d.kind, "value", d.kind)) in _ENTITY_KINDS]
+    names = [outer_entity(defs, k) for k in range(len(defs))]
+    functions = [d for d, n in zip(defs, names) if n == d.qualname and str(getattr(d.kind, "value", d.kind))
+                 in ("function", "method")]
+    function_ids = {id(f) for f in functions}
+    out = []
+    for d, name in zip(defs, names):
+        if name != d.qualname:
+            continue  # nested in a function: part of that function's document
+        rows = range(d.start_line, d.end_line + 1)
+        if id(d) not in function_ids:
+            inner = [f for f in functions if d.start_line <= f.start_line and f.end_line <= d.end_line]
+            rows = [r for r in rows if not any(f.start_line <= r <= f.end_line for f in inner)]
+        out.append((name, tokenize(name) + tokenize("\n".join(lines[r - 1] for r in rows if r <= len(lines)))))
+    return out
+
+
+_ENTITY_CACHE: OrderedDict[str, list[tuple[str, list[str]]]] = OrderedDict()
+_ENTITY_CACHE_FILES = 20_000
+"""Files whose definition documents are kept (by content and path) between instances of one process."""
+
+
+def bm25_rank_functions(root: Path, query: str, *, extensions: frozenset[str] = SOURCE_EXTENSIONS,
+                        top: int = 15) -> list[str]:
+    """The `top` definitions of `root`'s non-test source files ranked by BM25 against `query`, as
+    `path:qualified.name` (one document per function or method, nested functions included; one per class-like
+    definition with the lines outside its functions; path and name are part of the document)."""
+    from repomap import build_repo_map  # lazy: the map is only needed for the function ranking
+
+    root = Path(root)
+    repo_map = build_repo_map(root, token_budget=256)
+    corpus: list[list[str]] = []
+    keys: list[str] = []
+    for rel in source_files(root, extensions):
+        data = _read(root, rel)
+        key = hashlib.blake2b(data + rel.encode(), digest_size=16).hexdigest()
+        docs = _ENTITY_CACHE.get(key)
+        if docs is None:
+            docs = _ENTITY_CACHE[key] = _entity_documents(data, repo_map.definitions(rel))
+            if len(_ENTITY_CACHE) > _ENTITY_CACHE_FILES:
+                _ENTITY_CACHE.popitem(last=False)
+        path_tokens = tokenize(rel)
+        for name, tokens in docs:
+            keys.append(f"{rel}:{name}")
+            corpus.append(path_tokens + tokens)
+    return _best(corpus, keys, query, top)
 
 
 @dataclass

@@ -31,11 +31,8 @@ class Gold(BaseModel):
     """`{path: [names]}`: innermost def/class enclosing each change."""
     line_ranges: dict[str, list[tuple[int, int]]] = Field(default_factory=dict)
     """`{path: [[start, end], ...]}`: base-file lines the fix changes."""
-
-    @property
-    def entities(self) -> list[str]:
-        """Gold functions as `path:name` strings, in file order."""
-        return [f"{path}:{name}" for path, names in self.functions.items() for name in names]
+    entities: dict[str, list[str]] = Field(default_factory=dict)
+    """`{path: [names]}` like `functions`, nested functions folded into their outer function (`gold_entities`)."""
 
 
 class Instance(BaseModel):
@@ -53,6 +50,8 @@ class Instance(BaseModel):
     """The issue text: the only field the investigation reads."""
     gold: Gold = Field(default_factory=Gold)
     """Scoring-only fields."""
+    language: str | None = None
+    """Programming language of the project, when the data says (`language`: per-language figures)."""
 
     @field_validator("repo")
     @classmethod
@@ -89,6 +88,7 @@ def parse_instance(raw: dict[str, Any]) -> Instance:
         "files": raw.get("gold_files") or [],
         "functions": raw.get("gold_functions") or {},
         "line_ranges": raw.get("gold_line_ranges") or {},
+        "entities": raw.get("gold_entities") or {},
     }
     return Instance.model_validate({**raw, "gold": gold})
 

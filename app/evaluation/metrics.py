@@ -8,6 +8,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 MODULE_LEVEL = "<module>"
 """Gold-function name of a change outside any def/class; not a function, so left out of function accuracy."""
@@ -119,6 +120,96 @@ def line_overlap(
     return hit / total if total else None
 
 
+LINE_CAP = 15
+"""Widest first range (lines) that still counts for line Hit@1 capped: a wider range cannot buy a hit."""
+
+
+def range_width(cited: Sequence[int]) -> int:
+    """Lines an inclusive range `[start, end]` covers."""
+    return int(cited[-1]) - int(cited[0]) + 1
+
+
+def _hits_gold(path: str, cited: Sequence[int], gold: Mapping[str, Sequence[Sequence[int]]]) -> bool:
+    ranges = next((r for p, r in gold.items() if normalize_path(p) == path), ())
+    return any(_overlaps((int(cited[0]), int(cited[-1])), (int(g[0]), int(g[-1]))) for g in ranges)
+
+
+@dataclass(frozen=True)
+class LineScore:
+    """Whether the cited line ranges touch the lines the fix changed."""
+
+    hit_at_1: float
+    """1.0 when the first cited range of the first ranked file overlaps a changed line of that file."""
+    hit_at_1_capped: float
+    """`hit_at_1`, counted only when that range is at most `LINE_CAP` lines wide."""
+    hit_any: float
+    """1.0 when some cited range overlaps a changed line of its file."""
+    first_width: int | None
+    """Width in lines of the first cited range; None when nothing is cited."""
+
+
+def line_score(
+    ranked_files: Sequence[str], cited: Mapping[str, Sequence[Sequence[int]]],
+    gold: Mapping[str, Sequence[Sequence[int]]], *, cap: int = LINE_CAP,
+) -> LineScore | None:
+    """Line Hit@1, Hit@1 with the first range capped at `cap` lines, Hit@any; None when the gold has no range.
+
+    `cited` maps each file to its ranges in citation order; the first file is `ranked_files[0]`."""
+    if not any(gold.values()):
+        return None
+    cited_norm: dict[str, list[Sequence[int]]] = {}
+    for path, ranges in cited.items():
+        cited_norm.setdefault(normalize_path(path), []).extend(ranges)
+    first_file = normalize_path(ranked_files[0]) if ranked_files else None
+    first = (cited_norm.get(first_file) or [None])[0] if first_file else None
+    hit_1 = first is not None and _hits_gold(first_file or "", first, gold)
+    width = range_width(first) if first is not None else None
+    hit_any = any(_hits_gold(p, r, gold) for p, ranges in cited_norm.items() for r in ranges)
+    return LineScore(float(hit_1), float(hit_1 and width is not None and width <= cap), float(hit_any), width)
+
+
+CALIBRATION_BINS = 5
+"""Equal-width confidence bins of the calibration error: [0, 0.2), [0.2, 0.4), ... [0.8, 1.0]."""
+
+
+@dataclass(frozen=True)
+class CalibrationBin:
+    """One confidence bin of a reliability curve."""
+
+    low: float
+    """Lower edge (inclusive; equal-count bins: the lowest confidence in the bin)."""
+    high: float
+    """Upper edge (exclusive, except for the last bin; equal-count bins: the highest confidence in the bin)."""
+    n: int
+    """Diagnoses whose confidence falls in the bin."""
+    confidence: float | None
+    """Their mean confidence (None for an empty bin)."""
+    accuracy: float | None
+    """Share of them whose prime suspect file is right (None for an empty bin)."""
+
+
+def calibration(pairs: Sequence[tuple[float, bool]], bins: int = CALIBRATION_BINS, *,
+                scheme: Literal["width", "count"] = "width") -> tuple[float | None, list[CalibrationBin]]:
+    """Expected calibration error of (confidence, correct) pairs over `bins` bins (sum over bins of share ×
+    |mean confidence − accuracy|), and the bins; None with no pairs. `width`: equal-width bins of [0, 1];
+    `count`: the pairs sorted by confidence and cut into `bins` groups of (nearly) equal size."""
+    grouped: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
+    ordered = sorted((float(c), bool(ok)) for c, ok in pairs)
+    for k, (conf, ok) in enumerate(ordered):
+        slot = int(conf * bins) if scheme == "width" else k * bins // len(ordered)
+        grouped[min(bins - 1, max(0, slot))].append((conf, ok))
+    out = []
+    for b, group in enumerate(grouped):
+        conf = sum(c for c, _ in group) / len(group) if group else None
+        acc = sum(ok for _, ok in group) / len(group) if group else None
+        low, high = (b / bins, (b + 1) / bins) if scheme == "width" or not group else (group[0][0], group[-1][0])
+        out.append(CalibrationBin(low, high, len(group), conf, acc))
+    if not pairs:
+        return None, out
+    ece = sum(b.n / len(pairs) * abs(b.confidence - b.accuracy) for b in out if b.n)  # type: ignore[operator]
+    return ece, out
+
+
 @dataclass(frozen=True)
 class InstanceScore:
     """Scores of one instance."""
@@ -133,14 +224,21 @@ class InstanceScore:
     """Share of gold line ranges cited; None when there are no gold ranges or no ranges were cited for lack of output."""
     first_rank: int | None
     """Rank of the first gold file."""
+    lines: LineScore | None = None
+    """Line Hit@1 / Hit@any; None when the gold has no line range."""
 
     def as_dict(self) -> dict[str, float | int | None]:
         """Flat JSON form, keyed like summary.json."""
         out: dict[str, float | int | None] = {f"file_acc_at_{k}": v for k, v in self.file_acc.items()}
+        lines = self.lines
         out.update(
             mrr=self.mrr,
             function_acc_at_5=self.function_acc,
             line_overlap=self.line_overlap,
+            line_hit_at_1=lines.hit_at_1 if lines else None,
+            line_hit_at_1_capped=lines.hit_at_1_capped if lines else None,
+            line_hit_any=lines.hit_any if lines else None,
+            first_range_width=lines.first_width if lines else None,
             first_gold_rank=self.first_rank,
         )
         return out
@@ -163,6 +261,7 @@ def score_instance(
         function_acc=function_acc_at_k(ranked_entities, entities) if entities else None,
         line_overlap=line_overlap(cited_ranges or {}, gold_ranges or {}),
         first_rank=first_gold_rank(ranked_files, gold_files),
+        lines=line_score(ranked_files, cited_ranges or {}, gold_ranges or {}),
     )
 
 

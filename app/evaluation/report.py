@@ -9,11 +9,12 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from app.evaluation import metrics
+from app.evaluation import breakdown, locagent, metrics
 from app.evaluation.data import Instance
 from app.evaluation.runner import score_record
 
-ACCURACY_KEYS = ("file_acc_at_1", "file_acc_at_3", "file_acc_at_5", "function_acc_at_5", "line_overlap", "mrr")
+ACCURACY_KEYS = ("file_acc_at_1", "file_acc_at_3", "file_acc_at_5", "function_acc_at_5", "line_overlap",
+                 *breakdown.LINE_KEYS, "mrr")
 """Accuracy figures, in table order; the baseline carries the same keys (None where it cannot score)."""
 
 PLOT_FILE = "summary.svg"
@@ -41,9 +42,11 @@ def _effort(records: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
     }
 
 
-def summarize(records: Mapping[str, Mapping[str, Any]], instances: Sequence[Instance]) -> dict[str, Any]:
-    """summary.json: accuracy, effort, terminations and per-repository figures for the pipeline and the baseline,
-    over the instances of `instances` that have a record (in data order)."""
+def summarize(records: Mapping[str, Mapping[str, Any]], instances: Sequence[Instance], *,
+              protocol: str | None = None) -> dict[str, Any]:
+    """summary.json: accuracy, line hits, calibration, effort, terminations, per-repository and per-language
+    figures for the pipeline and the baseline, over the instances of `instances` that have a record (in data
+    order); with `protocol` (`locagent`) that protocol's figures too."""
     rows = []
     for inst in instances:
         record = records.get(inst.instance_id)
@@ -57,9 +60,12 @@ def summarize(records: Mapping[str, Mapping[str, Any]], instances: Sequence[Inst
     summary["errors"] = sum(1 for _, r, _ in rows if r.get("error"))
     summary["terminations"] = dict(sorted(Counter(str(r.get("termination") or "none") for _, r, _ in rows).items()))
     baseline = _accuracy(base)
-    baseline["function_acc_at_5"] = None  # whole-file ranking names no functions
-    baseline["line_overlap"] = None
+    for key in ("function_acc_at_5", "line_overlap", *breakdown.LINE_KEYS):
+        baseline[key] = None  # whole-file ranking names no functions and cites no lines
     summary["baseline"] = baseline
+    lines = breakdown.line_summary(ours)
+    summary["line_n"], summary["first_range_width_median"] = lines["line_n"], lines["first_range_width_median"]
+    summary["calibration"] = breakdown.calibration_summary(rows)
     raw_ours, raw_base = _accuracy(ours, None), _accuracy(base, None)
     summary["ratio_to_baseline"] = {
         key: _round(raw_ours[key] / raw_base[key]) if raw_ours[key] is not None and raw_base[key] else None
@@ -78,6 +84,11 @@ def summarize(records: Mapping[str, Mapping[str, Any]], instances: Sequence[Inst
         }
         for repo, group in sorted(groups.items())
     }
+    per_language = breakdown.language_summary(rows)
+    if per_language:
+        summary["per_language"] = per_language
+    if protocol == locagent.NAME:
+        summary["protocols"] = {locagent.NAME: breakdown.protocol_summary(rows)}
     return summary
 
 
@@ -105,6 +116,13 @@ def render_markdown(summary: Mapping[str, Any], *, title: str = "bugsleuth eval"
              "| metric | bugsleuth | BM25 files | ratio |", "|---|---:|---:|---:|"]
     for key in ACCURACY_KEYS:
         lines.append(f"| {key} | {_fmt(summary[key])} | {_fmt(base.get(key))} | {_fmt(ratio.get(key))} |")
+    lines.append(f"| first_range_width (median lines) | {_num(summary.get('first_range_width_median'))} | – | – |")
+    lines += breakdown.calibration_markdown(summary["calibration"])
+    if summary.get("per_language"):
+        lines += breakdown.language_markdown(summary["per_language"])
+    for name, protocol in (summary.get("protocols") or {}).items():
+        if name == locagent.NAME:
+            lines += breakdown.protocol_markdown(protocol, summary.get("code_commit"))
     lines += ["", "| effort | median | p95 | max |", "|---|---:|---:|---:|",
               f"| tool calls | {_num(summary['tool_calls_median'])} | {_num(summary['tool_calls_p95'])} "
               f"| {_num(summary['tool_calls_max'])} |",
@@ -128,7 +146,7 @@ def render_svg(summary: Mapping[str, Any]) -> str:
     row_h = 2 * bar + gap
     panel_h = max(1, len(repos)) * row_h
     width = left + 2 * 300 + 120
-    height = top + panel_h + 60
+    height = top + panel_h + 60 + _CURVE_H
     max_calls = max([row["tool_calls_median"] or 0 for _, row in repos] + [1])
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',
@@ -151,8 +169,55 @@ def render_svg(summary: Mapping[str, Any]) -> str:
     out += [f'<rect x="{left}" y="{legend_y - 10}" width="12" height="12" fill="#3465a4"/>',
             f'<text x="{left + 16}" y="{legend_y}">bugsleuth</text>',
             f'<rect x="{left + 100}" y="{legend_y - 10}" width="12" height="12" fill="#babdb6"/>',
-            f'<text x="{left + 116}" y="{legend_y}">BM25 over files</text>', "</svg>"]
-    return "\n".join(out) + "\n"
+            f'<text x="{left + 116}" y="{legend_y}">BM25 over files</text>']
+    out += _reliability_svg(summary["calibration"], 60, legend_y + 40)
+    protocol = (summary.get("protocols") or {}).get(locagent.NAME)
+    if protocol:
+        out += _protocol_svg(protocol, 440, legend_y + 40)
+    return "\n".join(out + ["</svg>"]) + "\n"
+
+
+_CURVE_H = 300
+"""Height of the lower panels (reliability curve, protocol bars)."""
+_PLOT = 220
+"""Side of the reliability plot."""
+
+
+def _reliability_svg(cal: Mapping[str, Any], x: int, y: int) -> list[str]:
+    """Reliability curve: each non-empty bin's mean confidence against its share of right prime suspects."""
+    size, bottom = _PLOT, y + 20 + _PLOT
+    out = [f'<text x="{x}" y="{y - 14}" font-weight="bold">reliability: prime suspect right vs confidence</text>',
+           f'<text x="{x}" y="{y}">ECE {_fmt(cal["ece"])} ({len(cal["bins"])} equal-width bins, '
+           f'n={cal["n"]})</text>',
+           f'<rect x="{x}" y="{y + 20}" width="{size}" height="{size}" fill="none" stroke="#888"/>',
+           f'<line x1="{x}" y1="{bottom}" x2="{x + size}" y2="{y + 20}" stroke="#babdb6" stroke-dasharray="4"/>',
+           f'<text x="{x + size / 2}" y="{bottom + 28}" text-anchor="middle">confidence</text>',
+           f'<text x="{x - 8}" y="{y + 20 + size / 2}" text-anchor="end">right</text>']
+    points = [(b["confidence"], b["accuracy"], b["n"]) for b in cal["bins"] if b["n"]]
+    coords = [(x + size * c, bottom - size * a, n) for c, a, n in points]
+    if len(coords) > 1:
+        path = " ".join(f"{px:.1f},{py:.1f}" for px, py, _ in coords)
+        out.append(f'<polyline points="{path}" fill="none" stroke="#3465a4" stroke-width="2"/>')
+    for px, py, n in coords:
+        out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="4" fill="#3465a4"/>')
+        out.append(f'<text x="{px + 6:.1f}" y="{py - 6:.1f}" font-size="10">n={n}</text>')
+    for tick in (0.0, 0.5, 1.0):
+        out.append(f'<text x="{x + size * tick:.1f}" y="{bottom + 14}" text-anchor="middle" font-size="10">{tick}</text>')
+    return out
+
+
+def _protocol_svg(protocol: Mapping[str, Any], x: int, y: int) -> list[str]:
+    """LocAgent protocol bars: bugsleuth and BM25 from this run, per figure."""
+    out = [f'<text x="{x}" y="{y}" font-weight="bold">LocAgent protocol (n={protocol["ours"]["n"]})</text>']
+    for i, (key, title) in enumerate(breakdown.PROTOCOL_COLUMNS):
+        row_y = y + 20 + i * 40
+        out.append(f'<text x="{x}" y="{row_y + 14}">{escape(title)}</text>')
+        for j, (figures, colour) in enumerate(((protocol["ours"], "#3465a4"), (protocol["baseline"], "#babdb6"))):
+            value = figures.get(key)
+            w = 200 * (value or 0)
+            out.append(f'<rect x="{x + 110}" y="{row_y + j * 16}" width="{w:.1f}" height="14" fill="{colour}"/>')
+            out.append(f'<text x="{x + 114 + w:.1f}" y="{row_y + j * 16 + 11}">{_fmt(value)}</text>')
+    return out
 
 
 def write_reports(out_dir: Path, summary: Mapping[str, Any]) -> list[Path]:

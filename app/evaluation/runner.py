@@ -10,6 +10,7 @@ import importlib
 import json
 import multiprocessing
 import re
+import subprocess
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.evaluation import metrics
+from app.evaluation import locagent, metrics
 from app.evaluation.data import Instance, RepoTable, report_from_statement
 from app.evaluation.errors import EvalInputError
 from app.evaluation.trees import TreeCache
@@ -28,6 +29,10 @@ DEFAULT_INVESTIGATE = "funnel:investigate_sync"
 """The real pipeline, as `module:function`."""
 
 RESULTS_FILE = "results.jsonl"
+RANKED_FILES = 10
+"""Files of the deeper ranking recorded beside the diagnosis (`ranking.files`, `baseline_ranking.files`)."""
+RANKED_FUNCTIONS = 15
+"""Functions of the deeper ranking (`ranking.functions`, `baseline_ranking.functions`)."""
 CRASHED = "crashed"
 """Termination recorded when the investigation raised instead of returning."""
 
@@ -82,6 +87,22 @@ class RunOptions:
     """Called in the parent after each record is written (progress display)."""
 
 
+def code_commit() -> str | None:
+    """The commit of the checkout this code runs from (`+dirty` with uncommitted changes to tracked files), to
+    label the figures; None outside a git checkout."""
+    here = str(Path(__file__).resolve().parent)
+    try:
+        head = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=False)
+        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0 or not head.stdout.strip():
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
 def resolve_callable(spec: str) -> Callable[..., Any]:
     """Import `module:function`; a clear EvalInputError when it is not there (yet)."""
     module_name, _, attr = spec.partition(":")
@@ -125,9 +146,13 @@ def run_task(task: Task) -> dict[str, Any]:
     if task.baseline:
         started = time.perf_counter()
         try:
-            from app.evaluation.baseline import bm25_rank
+            from app.evaluation.baseline import bm25_rank, bm25_rank_functions
 
             record["baseline_files"] = bm25_rank(tree.path, task.problem_statement, top=50)
+            record["baseline_ranking"] = {
+                "files": record["baseline_files"][:RANKED_FILES],
+                "functions": bm25_rank_functions(tree.path, task.problem_statement, top=RANKED_FUNCTIONS),
+            }
         except Exception as exc:  # noqa: BLE001
             record["baseline_error"] = f"{type(exc).__name__}: {exc}"
         record["baseline_seconds"] = round(time.perf_counter() - started, 3)
@@ -182,9 +207,18 @@ def describe_result(result: Any) -> dict[str, Any]:
     events = list(getattr(result, "events", None) or [])
     if not tool_calls and events:
         tool_calls = sum(1 for e in events if getattr(e, "kind", None) == "tool_call")
+    ranked_files = [metrics.normalize_path(p) for p in diagnosis.ranked_files()]
+    ranked_functions = list(dict.fromkeys(ranked_functions))
+    located = getattr(result, "ranking", None)
+    if located is not None:
+        ranking = {"files": [metrics.normalize_path(p) for p in located.files][:RANKED_FILES],
+                   "functions": list(located.functions)[:RANKED_FUNCTIONS], "source": located.source}
+    else:  # an explorer without a ranking of its own: the diagnosis' lists are all there is
+        ranking = {"files": ranked_files, "functions": ranked_functions, "source": "diagnosis"}
     return {
-        "ranked_files": [metrics.normalize_path(p) for p in diagnosis.ranked_files()],
-        "ranked_functions": list(dict.fromkeys(ranked_functions)),
+        "ranked_files": ranked_files,
+        "ranked_functions": ranked_functions,
+        "ranking": ranking,
         "line_ranges": line_ranges,
         "diagnosis": json.loads(diagnosis.model_dump_json()),
         "termination": str(diagnosis.termination.reason),
@@ -209,7 +243,23 @@ def score_record(record: dict[str, Any], instance: Instance) -> dict[str, Any]:
         gold_ranges=gold.line_ranges,
     )
     base = metrics.score_instance(record.get("baseline_files") or [], gold.files)
-    return {"ours": ours.as_dict(), "baseline": base.as_dict()}
+    return {"ours": ours.as_dict(), "baseline": base.as_dict(), locagent.NAME: {
+        "ours": locagent.score(*deep_ranking(record), gold.files, gold.entities),
+        "baseline": locagent.score(*deep_ranking(record, baseline=True), gold.files, gold.entities),
+    }}
+
+
+def deep_ranking(record: dict[str, Any], *, baseline: bool = False) -> tuple[list[str], list[str] | None]:
+    """(files, functions) of a record's deeper ranking; a record written before it was kept (no `ranking`) falls
+    back to the diagnosis' lists, and the baseline's to its files with functions None (not ranked)."""
+    if baseline:
+        ranking = record.get("baseline_ranking") or {"files": (record.get("baseline_files") or [])[:RANKED_FILES],
+                                                     "functions": None}
+    else:
+        ranking = record.get("ranking") or {"files": record.get("ranked_files"),
+                                            "functions": record.get("ranked_functions")}
+    functions = ranking.get("functions")
+    return list(ranking.get("files") or []), None if functions is None else list(functions)
 
 
 def read_results(path: Path) -> dict[str, dict[str, Any]]:
@@ -264,8 +314,10 @@ def run(instances: list[Instance], table: RepoTable, options: RunOptions) -> dic
     todo = pending(instances, done, options.retry_errors)
     by_id = {inst.instance_id: inst for inst in instances}
     tasks = [make_task(inst, table, options) for inst in todo]
+    commit = code_commit() if tasks else None
     with results_path.open("a", encoding="utf-8") as out:
         for record in _execute(tasks, options.jobs):
+            record["code_commit"] = commit
             record["scores"] = score_record(record, by_id[record["instance_id"]])
             out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
             out.flush()

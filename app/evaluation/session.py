@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from app.evaluation import data as data_mod
-from app.evaluation import report, runner
+from app.evaluation import locagent, report, runner
 from app.evaluation.errors import EvalInputError
+from app.evaluation.locagent import Protocol
 from app.evaluation.trees import TreeCache, default_cache_dir
 
 
@@ -22,8 +24,8 @@ class EvalRequest:
 
     data: Path
     """SWE-bench-style JSONL."""
-    repos: Path
-    """REPOS.toml."""
+    repos: Path | None
+    """REPOS.toml (not needed with `report_only`)."""
     out: Path
     """Output directory."""
     limit: int | None = None
@@ -44,6 +46,10 @@ class EvalRequest:
     """Only materialize the trees."""
     investigate: str = runner.DEFAULT_INVESTIGATE
     """Investigate callable as `module:function`."""
+    protocol: Protocol | None = None
+    """Also score this published protocol (`locagent`: SWE-bench Lite, 274 instances)."""
+    report_only: bool = False
+    """Run nothing: summarize the records already in `out/results.jsonl` (scored again with today's metrics)."""
 
 
 def _progress(console: Console) -> Progress:
@@ -76,9 +82,18 @@ def evaluate(request: EvalRequest) -> dict[str, Any]:
     """Run the evaluation the request describes and write its outputs; return summary.json's content."""
     console = Console(stderr=True)
     instances = data_mod.load_instances(request.data)
-    table = data_mod.load_repo_table(request.repos)
+    if request.protocol == Protocol.locagent:
+        check_locagent_data(instances, request.data)
     ids = data_mod.load_ids(request.ids) if request.ids else None
     selected = data_mod.select(instances, ids=ids, limit=request.limit)
+    if request.report_only:
+        records = runner.read_results(request.out / runner.RESULTS_FILE)
+        if not records:
+            raise EvalInputError(f"--report-only: no records in {request.out / runner.RESULTS_FILE}")
+        return _write_summary(request, records, selected, console)
+    if request.repos is None:
+        raise EvalInputError("--repos is required (only --report-only runs without it)")
+    table = data_mod.load_repo_table(request.repos)
     table.check(selected)
     cache_dir = request.cache or default_cache_dir()
     if request.prepare_only:
@@ -106,9 +121,27 @@ def evaluate(request: EvalRequest) -> dict[str, Any]:
 
         options.on_record = on_record
         records = runner.run(selected, table, options)
-    summary = report.summarize(records, selected)
-    summary["explorer"] = request.explorer
+    return _write_summary(request, records, selected, console)
+
+
+def check_locagent_data(instances: list[data_mod.Instance], data: Path) -> None:
+    """Refuse `--protocol locagent` on data that is not SWE-bench Lite (none of its excluded ids is there)."""
+    if not locagent.excluded_ids() & {inst.instance_id for inst in instances}:
+        raise EvalInputError(f"--protocol locagent scores SWE-bench Lite, but none of the 26 ids it leaves out "
+                             f"is in {data}; run it on swebench_lite.jsonl")
+
+
+def _write_summary(request: EvalRequest, records: dict[str, dict[str, Any]], selected: list[data_mod.Instance],
+                   console: Console) -> dict[str, Any]:
+    summary = report.summarize(records, selected, protocol=request.protocol)
+    explorers = Counter(str(r.get("explorer")) for r in records.values())
+    summary["explorer"] = explorers.most_common(1)[0][0] if request.report_only and explorers else request.explorer
     summary["data"] = str(request.data)
+    summary["code_commits"] = dict(Counter(str(records[i.instance_id].get("code_commit") or "unrecorded")
+                                           for i in selected if i.instance_id in records))
+    commits = set(summary["code_commits"]) - {"unrecorded"}
+    summary["code_commit"] = commits.pop() if len(commits) == 1 and len(summary["code_commits"]) == 1 else None
+    summary["summarized_by"] = runner.code_commit()
     paths = report.write_reports(request.out, summary)
     sys.stdout.write(report.render_markdown(summary))
     sys.stdout.flush()

@@ -37,6 +37,7 @@ from funnel.explorers.protocol import (
     ExplorerSpec,
     ExplorerTraits,
     ReportCommand,
+    ranking_of,
     traits_of,
 )
 from funnel.explorers.scripted import ScriptedExplorer
@@ -50,6 +51,7 @@ __all__ = (
     "ExplorerTraits",
     "ReportCommand",
     "explorer_name",
+    "ranking_of",
     "resolve_explorer",
     "traits_of",
 )

@@ -16,6 +16,7 @@ from pydantic_ai.models import Model
 
 from funnel.cancel import CancelToken
 from funnel.limits import Limits
+from funnel.localize.citations import RankedLocations
 from funnel.localize.history import HistorySource
 from funnel.tools.sandbox import Sandbox
 from repomap import RepoMap, SymbolIndex
@@ -30,6 +31,7 @@ __all__ = (
     "ExplorerSpec",
     "ExplorerTraits",
     "ReportCommand",
+    "ranking_of",
     "traits_of",
 )
 
@@ -128,3 +130,10 @@ def traits_of(explorer: Explorer) -> ExplorerTraits:
     """The explorer's traits (all off when it declares none)."""
     traits = getattr(explorer, "traits", None)
     return traits if isinstance(traits, ExplorerTraits) else _NO_TRAITS
+
+
+def ranking_of(explorer: Explorer) -> RankedLocations | None:
+    """The ranking behind the explorer's last run, deeper than its report names, when it keeps one (an explorer
+    may offer `ranked_locations() -> RankedLocations | None`; the offline investigator does)."""
+    ranked = getattr(explorer, "ranked_locations", None)
+    return ranked() if callable(ranked) else None

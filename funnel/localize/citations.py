@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ("affected_entries", "citation_order")
+from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol
+from funnel.localize.corpus import Corpus
+
+__all__ = ("RankedLocations", "affected_entries", "citation_order", "outer_entity", "ranked_locations")
 
 
 def citation_order(ranking: CandidateRanking, *, files: int = 5, prime_symbols: int = 4,
@@ -51,3 +56,51 @@ def affected_entries(ranking: CandidateRanking, *, files: int = 5, prime_symbols
     """The ranked (path, symbol) list a report cites (`citation_order` as paths and qualified names)."""
     return [(c.path, h.span.qualname if h is not None else None)
             for c, h in citation_order(ranking, files=files, prime_symbols=prime_symbols)]
+
+
+_FUNCTION_KINDS = frozenset({"function", "method"})
+
+
+def outer_entity(spans: Sequence[Any], index: int) -> str:
+    """The entity a definition belongs to: its qualified name, or that of the outermost function or method it is
+    nested in (`top.helper` → `top`, `A.m.inner` → `A.m`; classes nest: `A.B.m` stays), the granularity of
+    function-level gold in the localization literature. `spans` are one file's definitions (qualname, kind,
+    start_line, end_line)."""
+    own = spans[index]
+    best = own.qualname
+    depth = best.count(".") + 1
+    for other in spans:
+        name = other.qualname
+        if (str(getattr(other.kind, "value", other.kind)) in _FUNCTION_KINDS and best.startswith(name + ".")
+                and other.start_line <= own.start_line <= other.end_line and name.count(".") + 1 < depth):
+            best, depth = name, name.count(".") + 1
+    return best
+
+
+@dataclass(frozen=True)
+class RankedLocations:
+    """A ranking deeper than the diagnosis names: what the localization protocols score."""
+
+    files: list[str]
+    """The best files, best first."""
+    functions: list[str]
+    """The best definitions as `path:qualified.name` (nested functions as their outer function), best first."""
+    source: str = "offline"
+    """Where it comes from: `offline` (the investigator's own ranking) or `prepass` (a model's lexical pre-pass)."""
+
+
+def ranked_locations(ranking: CandidateRanking, corpus: Corpus, *, files: int = 10, functions: int = 15,
+                     source: str = "offline") -> RankedLocations:
+    """The ranking's `files` best files (with a positive score) and `functions` best definitions, in the order the
+    report cites them (`citation_order` over the same files)."""
+    top = [c.path for c in ranking.candidates[:files] if c.score > 0]
+    spans = {d.path: d.symbols for d in corpus.docs}
+    names: list[str] = []
+    for cand, hit in citation_order(ranking, files=len(top), prime_symbols=ranking.config.symbols_kept,
+                                    entities=len(top) * ranking.config.symbols_kept):
+        if hit is None:
+            continue
+        own = spans.get(cand.path, [])
+        index = next((k for k, s in enumerate(own) if s == hit.span), None)
+        names.append(f"{cand.path}:{outer_entity(own, index) if index is not None else hit.span.qualname}")
+    return RankedLocations(top, list(dict.fromkeys(names))[:functions], source)

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from funnel.localize.citations import RankedLocations, ranked_locations
 from funnel.localize.history import HistorySource
 from funnel.localize.rank import CONTEXT_PARTS, rank_report
 from repomap import RepoMap
@@ -38,6 +39,8 @@ class Prepass:
     """The repo map refocused on the candidates' paths, or None when it could not be refocused."""
     error: str | None = None
     """Why the pre-pass produced nothing, when it failed."""
+    ranking: RankedLocations | None = None
+    """The full ranking as `RankedLocations` (top 10 files, top 15 functions), None when it failed."""
 
     @property
     def detail(self) -> str:
@@ -55,7 +58,8 @@ def run_prepass(text: str, root: Path, repo_map: RepoMap | None = None, *, focus
     candidate files; never raises."""
     started = time.perf_counter()
     try:
-        ranking, _ = rank_report(text, root, repo_map, focus=focus, history=history)
+        ranking, corpus = rank_report(text, root, repo_map, focus=focus, history=history)
+        located = ranked_locations(ranking, corpus, source="prepass")
     except Exception as e:  # the pre-pass helps, it is not essential: the model explores without it
         _log.warning("pre-pass ranking failed for %s", root, exc_info=True)
         return Prepass(seconds=time.perf_counter() - started, error=f"{type(e).__name__}: {e}")
@@ -69,7 +73,7 @@ def run_prepass(text: str, root: Path, repo_map: RepoMap | None = None, *, focus
             PrepassCandidate(path=cand.path, score=round(cand.score, 3), symbols=symbols, reasons=reasons)
         )
     refocused = _refocus(repo_map, focus, [c.path for c in candidates])
-    return Prepass(candidates=candidates, seconds=time.perf_counter() - started, repo_map=refocused)
+    return Prepass(candidates=candidates, seconds=time.perf_counter() - started, repo_map=refocused, ranking=located)
 
 
 def _refocus(repo_map: RepoMap | None, focus: Focus | None, paths: list[str]) -> RepoMap | None:

@@ -50,6 +50,11 @@ class Contexts:
         self._request = request
         self._value: tuple[ExplorerContext, Prepass | None] | None = None
 
+    @property
+    def prepass(self) -> Prepass | None:
+        """The pre-pass, once the context is built and when it ran."""
+        return self._value[1] if self._value is not None else None
+
     async def get(self) -> tuple[ExplorerContext, Prepass | None]:
         """The context and the pre-pass (None when it did not run)."""
         if self._value is None:

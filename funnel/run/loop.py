@@ -29,8 +29,18 @@ from pydantic_ai.messages import ModelMessage
 
 from funnel.cancel import CancelToken
 from funnel.errors import Cancelled, RunFailed, StopRun, UserError
-from funnel.explorers import AgentExplorer, Explorer, ExplorerSpec, ReportCommand, explorer_name, resolve_explorer, traits_of
+from funnel.explorers import (
+    AgentExplorer,
+    Explorer,
+    ExplorerSpec,
+    ReportCommand,
+    explorer_name,
+    ranking_of,
+    resolve_explorer,
+    traits_of,
+)
 from funnel.limits import Limits
+from funnel.localize.citations import RankedLocations
 from funnel.localize.history import HistorySource
 from funnel.localize.prepass import render_candidates
 from funnel.report.redact import redact_diagnosis, redact_text, withheld_values
@@ -70,6 +80,9 @@ class InvestigationResult:
     """The full, uncompacted transcript."""
     verify_findings: list[str] = field(default_factory=list)
     """What the verifier still refused after the last attempt (empty when the report passed)."""
+    ranking: RankedLocations | None = None
+    """The ranking behind the diagnosis, deeper than it names (top 10 files, top 15 functions): the offline
+    investigator's own, or a model's lexical pre-pass; None when neither ran (a command explorer)."""
 
 
 async def investigate(
@@ -117,12 +130,14 @@ async def investigate(
                report=report, commit=commit, structurer=structurer, summarize=summarize)  # fmt: skip
     outcome: _Outcome | None = None
     try:
+        used = explorer
         outcome = await run.once(explorer, explorer_name(explorer))
         reason = fallback_reason(outcome.stop, traits.offline_fallback and limits.fallback_to_offline, cancel)
         if reason is not None:
             first, name = outcome, explorer_name(explorer)
             fallback = f"offline (fallback from {name}: {short(reason)})"
-            outcome = await run.once(resolve_explorer("offline"), fallback)
+            used = resolve_explorer("offline")
+            outcome = await run.once(used, fallback)
             mark_fallback(outcome.diagnosis, first.state, name, reason, fallback)
         values = await asyncio.to_thread(withheld_values, root)  # the last guard (funnel/report/redact.py)
         outcome.diagnosis = redact_diagnosis(outcome.diagnosis, values)
@@ -134,7 +149,10 @@ async def investigate(
         finally:
             tracer.save_messages(transcript)
             tracer.close()
-    return InvestigationResult(outcome.diagnosis, outcome.markdown, list(tracer.events), transcript, outcome.findings)
+    prepass = contexts.prepass
+    ranking = ranking_of(used) or (prepass.ranking if prepass is not None else None)
+    return InvestigationResult(outcome.diagnosis, outcome.markdown, list(tracer.events), transcript, outcome.findings,
+                               ranking)
 
 
 def investigate_sync(report: BugReport, root: Path | str, **kwargs: Any) -> InvestigationResult:

@@ -238,3 +238,36 @@ def test_a_worker_killed_outright_is_recorded_and_the_others_finish(bench):
     assert records["acme__calc-2"]["error"] is None  # a bystander of the broken pool runs again alone
     assert records["acme__calc-3"]["error"] is None  # ran in a fresh pool
     assert records["acme__calc-3"]["ranked_files"] == ["pkg/util.py"]
+
+
+def test_results_carry_the_deeper_ranking_and_report_only_rescoring_needs_no_repos(bench):
+    assert run_eval(bench).exit_code == 0
+    first = results(bench)["acme__calc-1"]
+    # the stub has no ranking of its own: the diagnosis' lists stand in, and say so
+    assert first["ranking"] == {"files": ["pkg/core.py", "pkg/util.py"],
+                                "functions": ["pkg/core.py:Calculator.divide"], "source": "diagnosis"}
+    assert first["baseline_ranking"]["files"] == first["baseline_files"][:10]
+    assert isinstance(first["baseline_ranking"]["functions"], list)
+    assert first["scores"]["ours"]["line_hit_at_1"] == 1.0 and first["scores"]["ours"]["first_range_width"] == 2
+    (bench["out"] / "summary.json").unlink()
+    done = CliRunner().invoke(cli, ["eval", str(bench["data"]), "--report-only", "--out", str(bench["out"]),
+                                    "--investigate", "no.such:module"])
+    assert done.exit_code == 0, done.output
+    summary = json.loads((bench["out"] / "summary.json").read_text())
+    assert summary["n"] == 3 and summary["line_hit_at_1"] == pytest.approx(1 / 3, abs=1e-3)
+    assert summary["calibration"]["n"] == 3 and len(summary["calibration"]["bins"]) == 5
+    assert len(stub_calls(bench)) == 3  # nothing ran again
+
+
+def test_report_only_without_results_and_a_run_without_repos_are_clear_errors(bench):
+    done = CliRunner().invoke(cli, ["eval", str(bench["data"]), "--report-only", "--out", str(bench["out"])])
+    assert done.exit_code == 2 and "no records" in done.output
+    done = CliRunner().invoke(cli, ["eval", str(bench["data"]), "--out", str(bench["out"])])
+    assert done.exit_code == 2 and "--repos is required" in done.output
+
+
+def test_the_locagent_protocol_refuses_data_that_is_not_swe_bench_lite(bench):
+    done = run_eval(bench, "--protocol", "locagent")
+    assert done.exit_code == 2 and "SWE-bench Lite" in done.output
+    assert not (bench["out"] / "results.jsonl").exists()
+    assert run_eval(bench, "--protocol", "nope").exit_code == 2

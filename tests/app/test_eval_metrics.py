@@ -71,3 +71,42 @@ def test_percentiles_and_median():
     assert metrics.percentile(list(range(1, 101)), 95) == pytest.approx(95.05)
     assert metrics.percentile([], 95) is None
     assert metrics.mean([1.0, None, 0.0]) == 0.5
+
+
+def test_line_hit_at_1_reads_only_the_first_range_of_the_first_file():
+    gold = {"a.py": [[40, 42]]}
+    cited = {"a.py": [[1, 5], [40, 41]], "b.py": [[40, 42]]}
+    score = metrics.line_score(["a.py", "b.py"], cited, gold)
+    assert score.hit_at_1 == 0.0 and score.hit_any == 1.0 and score.first_width == 5
+    assert metrics.line_score(["b.py", "a.py"], cited, gold).hit_at_1 == 0.0  # same lines, other file
+    assert metrics.line_score(["a.py"], {"a.py": [[42, 60]]}, gold).hit_at_1 == 1.0
+    assert metrics.line_score([], {}, gold).hit_at_1 == 0.0
+    assert metrics.line_score(["a.py"], cited, {}) is None
+
+
+def test_a_first_range_wider_than_the_cap_cannot_buy_the_capped_hit():
+    gold = {"./a.py": [[50, 50]]}
+    wide = metrics.line_score(["a.py"], {"a.py": [[40, 55]]}, gold)  # 16 lines
+    narrow = metrics.line_score(["a.py"], {"a.py": [[41, 55]]}, gold)  # 15 lines
+    assert wide.hit_at_1 == 1.0 and wide.hit_at_1_capped == 0.0 and wide.first_width == 16
+    assert narrow.hit_at_1_capped == 1.0 and narrow.first_width == metrics.LINE_CAP
+
+
+def test_calibration_error_is_the_share_weighted_gap_over_equal_width_bins():
+    ece, bins = metrics.calibration([(0.1, False), (0.1, True), (0.9, True), (0.95, True)])
+    assert ece == pytest.approx(0.5 * 0.4 + 0.5 * 0.075)
+    assert [b.n for b in bins] == [2, 0, 0, 0, 2] and bins[1].accuracy is None
+    _, edges = metrics.calibration([(0.2, True), (1.0, True), (0.0, False)])
+    assert [b.n for b in edges] == [1, 1, 0, 0, 1]  # 0.2 opens the second bin, 1.0 closes the last
+    perfect, _ = metrics.calibration([(0.5, True), (0.5, False)])
+    assert perfect == pytest.approx(0.0)
+    assert metrics.calibration([])[0] is None
+
+
+def test_equal_count_bins_cut_the_sorted_confidences_into_groups_of_equal_size():
+    pairs = [(0.31, True), (0.32, False), (0.33, True), (0.34, True), (0.35, True)]
+    ece, bins = metrics.calibration(pairs, bins=5, scheme="count")
+    assert [b.n for b in bins] == [1, 1, 1, 1, 1] and bins[1].accuracy == 0.0 and bins[1].low == 0.32
+    assert ece == pytest.approx((0.69 + 0.32 + 0.67 + 0.66 + 0.65) / 5)
+    width_ece, width_bins = metrics.calibration(pairs)
+    assert [b.n for b in width_bins] == [0, 5, 0, 0, 0] and width_ece == pytest.approx(abs(0.33 - 0.8))

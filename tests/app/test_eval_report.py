@@ -43,3 +43,28 @@ def test_summary_counts_scored_instances_and_reads_as_ratios_to_bm25():
     assert "| o/a | 2 |" in table
     svg = render_svg(summary)
     assert svg.startswith("<svg") and "o/a (n=2)" in svg and svg.rstrip().endswith("</svg>")
+
+
+def test_per_language_line_and_calibration_figures_reach_the_summary_the_table_and_the_plot():
+    def inst(iid, language, gold):
+        return parse_instance({"instance_id": iid, "repo": "o/r", "base_commit": "abcd", "problem_statement": "t",
+                               "language": language, "gold_files": gold, "gold_line_ranges": {gold[0]: [[5, 6]]}})
+
+    instances = [inst("g-1", "Go", ["a.go"]), inst("g-2", "Go", ["b.go"]), inst("r-1", "Rust", ["c.rs"])]
+    records = {
+        "g-1": {"ranked_files": ["a.go"], "line_ranges": {"a.go": [[1, 30]]}, "diagnosis": {"confidence": 0.9}},
+        "g-2": {"ranked_files": ["x.go", "b.go"], "line_ranges": {"x.go": [[5, 6]], "b.go": [[6, 6]]},
+                "diagnosis": {"confidence": 0.3}},
+        "r-1": {"ranked_files": ["c.rs"], "line_ranges": {"c.rs": [[4, 8]]}, "diagnosis": {"confidence": 0.5}},
+    }
+    summary = summarize(records, instances)
+    go, rust = summary["per_language"]["Go"], summary["per_language"]["Rust"]
+    assert go["n"] == 2 and go["file_acc_at_1"] == 0.5 and go["line_hit_at_1"] == 0.5
+    assert go["line_hit_at_1_capped"] == 0.0 and go["line_hit_any"] == 1.0 and go["first_range_width_median"] == 16
+    assert rust["line_hit_at_1_capped"] == 1.0
+    assert summary["line_hit_at_1"] == pytest.approx(0.667, abs=1e-3) and summary["baseline"]["line_hit_at_1"] is None
+    cal = summary["calibration"]
+    assert cal["n"] == 3 and cal["ece"] == pytest.approx((0.1 + 0.3 + 0.5) / 3, abs=1e-3)
+    markdown = render_markdown(summary)
+    assert "| Go | 2 | 0.500 |" in markdown and "expected calibration error **0.300**" in markdown
+    assert "reliability" in render_svg(summary) and "<circle" in render_svg(summary)

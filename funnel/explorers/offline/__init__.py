@@ -15,6 +15,7 @@ from funnel.explorers.protocol import ExplorerContext
 from funnel.explorers.offline.policy import OfflineConfig, OfflinePolicy
 from funnel.localize.rank import Candidate, CandidateRanking, RankConfig, build_corpus, rank_report
 from funnel.explorers.offline.writer import WriterConfig
+from funnel.localize.citations import RankedLocations
 
 __all__ = (
     "Candidate",
@@ -45,3 +46,7 @@ class OfflineExplorer:
                                limits=ctx.limits, config=self.config, history=ctx.history)  # fmt: skip
         self.last_policy = policy
         return FunctionModel(policy, model_name="offline")
+
+    def ranked_locations(self) -> RankedLocations | None:
+        """The last run's ranking, deeper than its report names (top 10 files, top 15 functions)."""
+        return self.last_policy.ranked_locations() if self.last_policy is not None else None

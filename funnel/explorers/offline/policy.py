@@ -33,6 +33,7 @@ from pydantic_ai.models.function import AgentInfo
 from funnel.localize.corpus import Corpus
 from funnel.localize.evidence import Read, parse_read, parse_search_hits, search_terms, symbol_queries
 from funnel.localize.history import HistoryConfig, HistorySource
+from funnel.localize.citations import RankedLocations, ranked_locations
 from funnel.localize.rank import CONTEXT_PARTS, CandidateRanking, RankConfig, rank_report
 from funnel.explorers.offline.writer import WriterConfig, plan_citations, write_report
 from funnel.limits import Limits
@@ -133,6 +134,12 @@ class OfflinePolicy:
                 if args not in reads:
                     reads.append(args)
             self._reads = reads[:reads_budget]
+
+    def ranked_locations(self) -> RankedLocations | None:
+        """The ranking deeper than the report names (top 10 files, top 15 functions); None before the first turn."""
+        if self.ranking is None or self.corpus is None:
+            return None
+        return ranked_locations(self.ranking, self.corpus)
 
     def _evidence_found(self) -> bool:
         assert self.ranking is not None

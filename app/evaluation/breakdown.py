@@ -1,0 +1,160 @@
+"""Figures beside the headline table: line hits, calibration, per language, and the LocAgent protocol.
+
+Each `*_summary` takes the scored rows of `report.summarize` (instance, record, scores) and returns the JSON part
+of summary.json; each `*_markdown` renders that part as summary.md lines.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from app.evaluation import locagent, metrics
+from app.evaluation.data import Instance
+
+Row = tuple[Instance, Mapping[str, Any], Mapping[str, Any]]
+"""(instance, record, scores) of one scored instance."""
+
+LINE_KEYS = ("line_hit_at_1", "line_hit_at_1_capped", "line_hit_any")
+"""Line figures, in table order."""
+PROTOCOL_COLUMNS = (("file_acc_at_1", "file Acc@1"), ("file_acc_at_3", "file Acc@3"), ("file_acc_at_5", "file Acc@5"),
+                    ("file_acc_at_10", "file Acc@10"), ("function_acc_at_5", "function Acc@5"),
+                    ("function_acc_at_10", "function Acc@10"))
+"""Protocol figures and their column titles."""
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _lines(value: float | None) -> str:
+    """A line count: no needless decimals."""
+    return "–" if value is None else f"{value:.1f}".removesuffix(".0")
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    value = metrics.mean(values)
+    return None if value is None else round(value, 3)
+
+
+def line_summary(scores: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Line Hit@1, Hit@1 capped, Hit@any (over instances with gold lines) and the first range's median width."""
+    widths = [float(s["first_range_width"]) for s in scores if s.get("first_range_width") is not None]
+    out: dict[str, Any] = {key: _mean([s.get(key) for s in scores]) for key in LINE_KEYS}
+    out["line_n"] = sum(1 for s in scores if s.get("line_hit_at_1") is not None)
+    out["first_range_width_median"] = metrics.median(widths)
+    out["line_cap"] = metrics.LINE_CAP
+    return out
+
+
+def prime_suspect_right(record: Mapping[str, Any], instance: Instance) -> bool:
+    """Whether the first ranked file is one of the files the fix changed."""
+    ranked = record.get("ranked_files") or []
+    gold = {metrics.normalize_path(p) for p in instance.gold.files}
+    return bool(ranked) and metrics.normalize_path(ranked[0]) in gold
+
+
+def calibration_summary(rows: Sequence[Row]) -> dict[str, Any]:
+    """Expected calibration error of `confidence` against "the prime suspect file is right", with its bins."""
+    pairs = [(float(r["diagnosis"]["confidence"]), prime_suspect_right(r, inst)) for inst, r, _ in rows
+             if isinstance(r.get("diagnosis"), Mapping) and r["diagnosis"].get("confidence") is not None]
+    ece, bins = metrics.calibration(pairs)
+    ece_count, _ = metrics.calibration(pairs, scheme="count")
+    return {
+        "ece": None if ece is None else round(ece, 3),
+        "ece_equal_count": None if ece_count is None else round(ece_count, 3),
+        "n": len(pairs),
+        "bins": [{"low": b.low, "high": b.high, "n": b.n, "confidence": _r(b.confidence), "accuracy": _r(b.accuracy)}
+                 for b in bins],
+        "definition": f"{metrics.CALIBRATION_BINS} equal-width bins; correct = the prime suspect file is a gold file",
+    }
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def language_summary(rows: Sequence[Row]) -> dict[str, Any]:
+    """Per language (instances whose data names one): strict file Acc@1/Acc@5 beside BM25, and the line figures."""
+    groups: dict[str, list[Row]] = defaultdict(list)
+    for row in rows:
+        if row[0].language:
+            groups[row[0].language].append(row)
+    out = {}
+    for language, group in sorted(groups.items()):
+        ours = [s["ours"] for _, _, s in group]
+        base = [s["baseline"] for _, _, s in group]
+        out[language] = {
+            "n": len(group),
+            "file_acc_at_1": _mean([s["file_acc_at_1"] for s in ours]),
+            "file_acc_at_5": _mean([s["file_acc_at_5"] for s in ours]),
+            "baseline": {"file_acc_at_1": _mean([s["file_acc_at_1"] for s in base]),
+                         "file_acc_at_5": _mean([s["file_acc_at_5"] for s in base])},
+            **line_summary(ours),
+        }
+    return out
+
+
+def protocol_summary(rows: Sequence[Row]) -> dict[str, Any]:
+    """The LocAgent protocol over the rows it keeps: bugsleuth's deeper ranking and BM25's, from the same run."""
+    kept = set(locagent.select(inst.instance_id for inst, _, _ in rows))
+    scored = [(r, s[locagent.NAME]) for inst, r, s in rows if inst.instance_id in kept]
+    sources = Counter(str((r.get("ranking") or {}).get("source") or "diagnosis (no ranking recorded)")
+                      for r, _ in scored)
+    baseline_functions = sum(1 for r, _ in scored if (r.get("baseline_ranking") or {}).get("functions"))
+    data = locagent.protocol_data()
+    return {
+        "ours": locagent.summarize([s["ours"] for _, s in scored]),
+        "baseline": locagent.summarize([s["baseline"] for _, s in scored]),
+        "excluded": len({inst.instance_id for inst, _, _ in rows} - kept),
+        "ranking_sources": dict(sorted(sources.items())),
+        "baseline_with_functions": baseline_functions,
+        "published": data["published"],
+        "published_source": data["published_source"],
+        "excluded_source": data["excluded_source"],
+    }
+
+
+def calibration_markdown(cal: Mapping[str, Any]) -> list[str]:
+    """The calibration error and the reliability table."""
+    lines = ["", f"Calibration of `confidence` ({cal['definition']}; {cal['n']} diagnoses): "
+                 f"expected calibration error **{_fmt(cal['ece'])}** (with five equal-count bins instead: "
+                 f"{_fmt(cal.get('ece_equal_count'))}).", "",
+             "| confidence bin | n | mean confidence | prime suspect right |", "|---|---:|---:|---:|"]
+    for b in cal["bins"]:
+        lines.append(f"| {b['low']:.1f}–{b['high']:.1f} | {b['n']} | {_fmt(b['confidence'])} | {_fmt(b['accuracy'])} |")
+    return lines
+
+
+def language_markdown(per_language: Mapping[str, Any]) -> list[str]:
+    """The per-language table."""
+    lines = ["", "| language | n | file@1 | file@5 | BM25 file@1 | BM25 file@5 | line Hit@1 | Hit@1 ≤ 15 | Hit@any "
+                 "| width (median) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for language, row in per_language.items():
+        lines.append(f"| {language} | {row['n']} | {_fmt(row['file_acc_at_1'])} | {_fmt(row['file_acc_at_5'])} "
+                     f"| {_fmt(row['baseline']['file_acc_at_1'])} | {_fmt(row['baseline']['file_acc_at_5'])} "
+                     f"| {_fmt(row['line_hit_at_1'])} | {_fmt(row['line_hit_at_1_capped'])} "
+                     f"| {_fmt(row['line_hit_any'])} | {_lines(row['first_range_width_median'])} |")
+    return lines
+
+
+def protocol_markdown(protocol: Mapping[str, Any], commit: str | None = None) -> list[str]:
+    """The README-style table: the published rows, then BM25 and bugsleuth measured in this run."""
+    ours, base = protocol["ours"], protocol["baseline"]
+    label = f", commit {commit}" if commit else ""
+    lines = ["", f"LocAgent protocol: {ours['n']} instances ({protocol['excluded']} left out), function level over "
+                 f"{ours['function_n']}; Acc@k = the first k predictions hold min(k, gold) gold locations.", "",
+             "| system | generative model at query time | " + " | ".join(t for _, t in PROTOCOL_COLUMNS) + " |",
+             "|---|---|" + "---:|" * len(PROTOCOL_COLUMNS)]
+    for row in protocol["published"]:
+        cells = " | ".join(_fmt(row.get(key)) for key, _ in PROTOCOL_COLUMNS)
+        lines.append(f"| {row['system']} (published) | {'yes' if row['generative'] else 'no'} | {cells} |")
+    for name, figures in ((f"BM25 (this run{label})", base), (f"**bugsleuth offline** (this run{label})", ours)):
+        lines.append(f"| {name} | no | " + " | ".join(_fmt(figures.get(k)) for k, _ in PROTOCOL_COLUMNS) + " |")
+    sources = ", ".join(f"{k} {v}" for k, v in protocol["ranking_sources"].items())
+    lines += ["", f"bugsleuth's ranking: {sources}. BM25 functions recorded for {protocol['baseline_with_functions']} "
+                  "instances (by BM25 over definitions). Published figures: " + protocol["published_source"] + "."]
+    return lines
