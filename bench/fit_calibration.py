@@ -8,7 +8,7 @@ Reads eval results whose `diagnosis.confidence` is the ranking's raw confidence 
 curve existed, or any run with `--raw-from` pointing at one: the ranking, hence the raw value, does not change
 with the curve). The label is "the prime suspect file is one the fix changed". The tune half is the data's
 even rows, the check half its odd rows (as `bench/sweep_offline.py`). Fits isotonic regression (pool adjacent
-violators) on the tune half, checks the expected calibration error (five equal-width bins) on both halves and
+violators; `--method logistic`: Platt scaling) on the tune half, checks the expected calibration error (five equal-width bins) on both halves and
 on every `--check-on` set, and with `--write` stores the curve's knots, nothing else.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -58,6 +59,24 @@ def isotonic(pts: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
     return [round(b[0] / b[2], 4) for b in blocks], [round(b[1] / b[2], 4) for b in blocks]
 
 
+def logistic(pts: list[tuple[float, float]], knots: int = 11) -> tuple[list[float], list[float]]:
+    """Platt scaling p = 1 / (1 + exp(-(a x + b))) fitted by Newton's method, sampled at `knots` raw values."""
+    a, b = 1.0, 0.0
+    for _ in range(50):
+        ga = gb = haa = hab = hbb = 0.0
+        for x, y in pts:
+            p = 1.0 / (1.0 + math.exp(-(a * x + b)))
+            w = p * (1 - p)
+            ga, gb = ga + (p - y) * x, gb + (p - y)
+            haa, hab, hbb = haa + w * x * x, hab + w * x, hbb + w
+        det = haa * hbb - hab * hab
+        if abs(det) < 1e-12:
+            break
+        a, b = a - (hbb * ga - hab * gb) / det, b - (haa * gb - hab * ga) / det
+    xs = [round(k / (knots - 1), 4) for k in range(knots)]
+    return xs, [round(1.0 / (1.0 + math.exp(-(a * x + b))), 4) for x in xs]
+
+
 def ece(pairs: list[tuple[float, float]]) -> float:
     """Expected calibration error over five equal-width bins of the predicted probability."""
     if not pairs:
@@ -76,10 +95,11 @@ def main() -> None:
     ap.add_argument("results", type=Path, help="eval output directory with raw confidences")
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--check-on", action="append", default=[], help="RESULTS_DIR=DATA.jsonl, raw confidences")
+    ap.add_argument("--method", choices=["isotonic", "logistic"], default="isotonic")
     ap.add_argument("--write", action="store_true", help=f"store the knots in {CALIBRATION_FILE}")
     args = ap.parse_args()
     tune, check = points(args.results, args.data)
-    xs, ys = isotonic(tune)
+    xs, ys = (isotonic if args.method == "isotonic" else logistic)(tune)
     curve = (tuple(xs), tuple(ys))
     report = {"knots": len(xs), "tune_n": len(tune), "check_n": len(check)}
     for name, pts in (("tune", tune), ("check", check)):
@@ -93,7 +113,7 @@ def main() -> None:
         report[f"{Path(res).name}_ece_calibrated"] = round(ece([(apply_curve(curve, x), y) for x, y in a + b]), 3)
     print(json.dumps(report, indent=1))
     if args.write:
-        CALIBRATION_FILE.write_text(json.dumps({"fitted_on": "SWE-bench Lite tune half (even rows), isotonic",
+        CALIBRATION_FILE.write_text(json.dumps({"fitted_on": f"SWE-bench Lite tune half (even rows), {args.method}",
                                                 "raw": xs, "probability": ys}, indent=1) + "\n")
         print(f"wrote {CALIBRATION_FILE}")
 

@@ -97,7 +97,8 @@ def modifies_iterated(c: dict[str, str], named: str, enclosing: str) -> dict[str
 def not_package(c: dict[str, str], named: str, enclosing: str) -> dict[str, str] | None:
     """A selector on a value, not on an imported package (Go `fmt.Println` is no dereference)."""
     obj = c.get("object", "")
-    if obj and obj[0].islower() and obj in c.get("_imports", ""):
+    imports = c.get("_imports", "")
+    if obj and re.search(rf'(?:^|[\s(]){re.escape(obj)}\s+"|["/]{re.escape(obj)}"', imports):
         return None
     return {"named": "1"} if named and c.get("name") == named else {}
 

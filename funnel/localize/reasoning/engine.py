@@ -148,7 +148,8 @@ def _finding(path: str, line: int, lines: list[str], symbol: str, kind: ErrorKin
     score = shape.weight + (1.0 if words.get("named") == "1" else 0.0) + 0.3 * (1.0 - min(rank, 3) / 3)
     score += min(overlap, 20.0) / 20.0
     return Finding(path=path, line=line, symbol=symbol, rule=kind.name, error=kind.error,
-                   mechanism=_fill(shape.mechanism, words), change=_fill(shape.change, words),
+                   mechanism=_fill(shape.mechanism, words),
+                   change=_fill(shape.change, words | {"line": f"line {line}"}),  # a path here would read as the target
                    suggestion=_fill(shape.suggestion, words) if shape.suggestion else "", score=score)
 
 
@@ -198,7 +199,7 @@ def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Spa
             path=path, line=ln, symbol=spans[k][2], rule="behaviour", error="",
             mechanism=f"`{item}`, which the report names, is {role or 'read'} at {where} (`{_short(code)}`): "
                       f"this line {verb}, so the reported behaviour is decided here",
-            change=f"check how {where} handles `{item}` in the reported case and correct the "
+            change=f"check how line {ln} handles `{item}` in the reported case and correct the "
                    f"{'condition' if role == 'compared' else 'value'} there",
             suggestion="", score=score))
     return out
