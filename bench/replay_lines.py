@@ -93,6 +93,7 @@ def main() -> None:
     gits = tomllib.loads(args.repos.read_text())["repos"]
     config = WriterConfig(first_range_lines=args.width)
     before, after, rules, hits = [], [], Counter(), Counter()
+    groups: dict[str, tuple[list, list]] = {}
     for line in args.results.joinpath("results.jsonl").read_text().splitlines():
         rec = json.loads(line)
         row = by_id.get(rec["instance_id"])
@@ -105,9 +106,14 @@ def main() -> None:
             continue
         before.append(b)
         after.append(a)
+        group = groups.setdefault(str(row.get("language", "")), ([], []))
+        group[0].append(b)
+        group[1].append(a)
         rules[new["_rule"]] += 1
         hits[new["_rule"]] += a["hit1_narrow"]
     print(json.dumps({"before": summarize(before), "after": summarize(after)}))
+    for name, (b, a) in sorted(groups.items()) if len(groups) > 1 else ():
+        print(json.dumps({"language": name, "before": summarize(b), "after": summarize(a)}))
     print(json.dumps({r: f"{hits[r]:.0f}/{n}" for r, n in rules.most_common()}))
 
 

@@ -64,6 +64,9 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
     out = list(cites)
     if findings:
         best = findings[0]
+        in_first = [f for f in findings if f.symbol == spans[0][2] and spans[0][0] <= f.line <= spans[0][1]]
+        if best.rule == "behaviour" and prime[0] == 0 and in_first and in_first[0].score >= config.stay_in_first * best.score:
+            best = in_first[0]  # a named value is weaker evidence than the ranking's choice of definition
         k = next(k for k in prime if out[k].symbol == best.symbol and _definition(out[k])[0] <= best.line
                  <= _definition(out[k])[1])
         out.insert(0, out.pop(k))

@@ -41,6 +41,9 @@ class WriterConfig:
     selected (0 keeps whole definitions)."""
     extra_ranges: int = 2
     """Further narrow ranges cited at the reasoning's next findings in the prime suspect (after every file)."""
+    stay_in_first: float = 0.6
+    """A behaviour finding in the first cited definition is preferred to a better one in another definition when
+    it scores at least this share of it (error shapes move the citation freely)."""
     cite_rest: bool = True
     """Also cite, after every file, the parts of the prime definition around the narrow first range (at most
     `max_cited_lines` in all), so narrowing the first range does not stop citing the definition."""
@@ -212,7 +215,9 @@ def write_report(
             at = next((ln for ln in cite.focus_lines if f <= ln < f + len(shown)), f)
             line = shown[at - f].strip()
             f = at
-            evidence.append(f"`{cite.path}:{f}`" + (f" in `{cite.symbol}`" if cite.symbol else "") + f": `{line[:100]}`")
+            entry = f"`{cite.path}:{f}`" + (f" in `{cite.symbol}`" if cite.symbol else "") + f": `{line[:100]}`"
+            if entry not in evidence:
+                evidence.append(entry)
     for pattern, hits in list(searched.items())[:2]:
         if hits:
             files = sorted({p for p, _ in hits})

@@ -41,6 +41,11 @@ _ROLE = {  # node types that make a line a decision, a result or a hand-over, ac
 _ROLE_FACTOR = {"compared": 1.6, "returned": 1.3, "passed": 1.3, "defaulted": 1.2, "": 1.0}
 _COMMENT = ("#", "//", "/*", "*", '"""', "'''")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NOT_NAMES = frozenset(
+    "self cls this return None True False null nil true false undefined isinstance super len str int float bool "
+    "list dict set tuple print type object value values data result args kwargs error err def class function "
+    "func var let const new import from raise throw".split())
+"""Words a report writes as code that name nothing of the project (keywords, builtins, placeholder names)."""
 
 
 @dataclass(frozen=True)
@@ -212,7 +217,7 @@ def named_items(code_identifiers: list[str], options: list[str], exclude: set[st
     for raw in [*code_identifiers, *options]:
         for name in re.split(r"[.:]+|--?", raw):
             name = name.strip("-=() ")
-            if len(name) < 3 or not _IDENT.fullmatch(name) or name in exclude:
+            if len(name) < 3 or not _IDENT.fullmatch(name) or name in exclude or name in _NOT_NAMES:
                 continue
             out[name] = max(out.get(name, 0.0), 1.0 + min(len(name), 16) / 16 + (0.5 if "_" in name else 0.0))
     return out
