@@ -168,10 +168,8 @@ def _line_roles(root: Node, first: int, last: int) -> dict[int, str]:
         if e < first or s > last:
             continue
         role = _ROLE.get(node.type)
-        if role:
-            ln = s if role != "compared" or node.type not in {"if_statement", "elif_clause", "while_statement"} else s
-            if _ROLE_FACTOR[role] > _ROLE_FACTOR[roles.get(ln, "")]:
-                roles[ln] = role
+        if role and _ROLE_FACTOR[role] > _ROLE_FACTOR[roles.get(s, "")]:
+            roles[s] = role
         stack.extend(node.children)
     return roles
 
