@@ -124,7 +124,7 @@ class OfflinePolicy:
                 plan.append((ToolName.find_symbol, {"name": self.ranking.candidates[0].symbols[0].span.name}))
             self._explore = plan[:budget]
             reads_budget = min(self.config.reads, getattr(self.limits, "deep_dive_reads", self.config.reads))
-            cites = plan_citations(self.ranking, self.corpus.texts, self.config.writer)
+            cites = plan_citations(self.ranking, self.corpus.texts, self.config.writer, report=self.text, focus=self.focus)
             # Read the prime suspect's two best definitions, then the next files' best, then the rest.
             firsts = [c for k, c in enumerate(cites) if k > 0 and c.path != cites[0].path and c.path not in {x.path for x in cites[:k]}]
             order = cites[:2] + firsts + cites[2:]

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from funnel.localize.corpus import tokenize
+from funnel.localize.calibration import calibrated
 from funnel.localize.evidence import Read
 from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol, report_title
 from funnel.localize.citations import citation_order
+from funnel.explorers.offline.lines import best_line, narrow_prime
+from funnel.localize.reasoning import Finding
 from funnel.report.template import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
 from repomap.focus import Focus
 from schemas.enums import Complexity, Risk, Role
@@ -33,7 +35,18 @@ class WriterConfig:
     snippet_lines: int = 6
     """Most lines quoted per citation."""
     low_confidence: float = 0.35
-    """Below this the report says the evidence is weak and asks open questions."""
+    """Below this ranking confidence (before calibration) the report says the evidence is weak and asks questions."""
+    first_range_lines: int = 15
+    """Widest first citation: the prime suspect's range is cut to this many lines around the line the reasoning
+    selected (0 keeps whole definitions)."""
+    extra_ranges: int = 2
+    """Further narrow ranges cited at the reasoning's next findings in the prime suspect (after every file)."""
+    stay_in_first: float = 0.6
+    """A behaviour finding in the first cited definition is preferred to a better one in another definition when
+    it scores at least this share of it (error shapes move the citation freely)."""
+    cite_rest: bool = True
+    """Also cite, after every file, the parts of the prime definition around the narrow first range (at most
+    `max_cited_lines` in all), so narrowing the first range does not stop citing the definition."""
 
 
 @dataclass
@@ -52,6 +65,10 @@ class Citation:
     """Cause for the prime suspect, related for the others."""
     focus_lines: list[int] = field(default_factory=list)
     """Lines the evidence points at (frames, messages), quoted first."""
+    span: tuple[int, int] | None = None
+    """The whole definition cited (the range may be cut inside it)."""
+    finding: Finding | None = None
+    """What the reasoning layer found at this citation's line, if anything."""
 
 
 def _span_for(hit: CandidateSymbol | None, cand: Candidate, total_lines: int, config: WriterConfig) -> tuple[int, int]:
@@ -69,9 +86,11 @@ def _span_for(hit: CandidateSymbol | None, cand: Candidate, total_lines: int, co
     return start, max(start, end)
 
 
-def plan_citations(ranking: CandidateRanking, texts: dict[str, str], config: WriterConfig | None = None) -> list[Citation]:
+def plan_citations(ranking: CandidateRanking, texts: dict[str, str], config: WriterConfig | None = None, *,
+                   report: str | None = None, focus: Focus | None = None) -> list[Citation]:
     """The ranked locations to cite, in `rank.citation_order` (by default the prime suspect's best definitions, then
-    the best one of each next file)."""
+    the best one of each next file); with the `report`, the prime suspect's first range is narrowed to the line
+    the reasoning layer selects (`narrow_prime`)."""
     config = config or WriterConfig()
     out: list[Citation] = []
     for n, (cand, hit) in enumerate(citation_order(ranking, files=config.files, prime_symbols=config.prime_symbols)):
@@ -84,23 +103,13 @@ def plan_citations(ranking: CandidateRanking, texts: dict[str, str], config: Wri
                 end=end,
                 symbol=hit.span.qualname if hit is not None else None,
                 role=Role.cause if n == 0 else Role.related,
+                span=(hit.span.start_line, hit.span.end_line) if hit is not None else None,
                 focus_lines=[ln for ln in cand.lines if start <= ln <= end],
             )
         )
+    if report is not None and out:
+        out = narrow_prime(out, report, focus or Focus.from_text(report), ranking.query_terms, texts, config)
     return out
-
-
-def _best_line(shown: dict[int, str], start: int, end: int, query: dict[str, float]) -> int | None:
-    """The line of a span sharing the most (weighted) terms with the report; None when none shares any."""
-    best, best_score = None, 0.0
-    for ln in range(start + 1, end + 1):
-        text = shown.get(ln)
-        if not text or text.lstrip().startswith(("#", "//", "*", '"""')):
-            continue
-        score = sum(query.get(t, 0.0) for t in set(tokenize(text)))
-        if score > best_score:
-            best, best_score = ln, score
-    return best
 
 
 def _quote(cite: Citation, reads: list[Read], texts: dict[str, str], config: WriterConfig,
@@ -112,11 +121,12 @@ def _quote(cite: Citation, reads: list[Read], texts: dict[str, str], config: Wri
     for r in reads:
         if r.path == cite.path:
             shown.update(r.lines)
-    if not shown and cite.path in texts:
-        all_lines = texts[cite.path].split("\n")
-        shown = {i + 1: all_lines[i] for i in range(cite.start - 1, min(cite.end, len(all_lines)))}
+    if cite.path in texts and any(ln not in shown for ln in range(cite.start, cite.end + 1)):
+        all_lines = texts[cite.path].split("\n")  # the file's own text where no read showed these lines
+        for i in range(cite.start - 1, min(cite.end, len(all_lines))):
+            shown.setdefault(i + 1, all_lines[i])
     if not cite.focus_lines and query:
-        picked_line = _best_line(shown, cite.start, cite.end, query)
+        picked_line = best_line(shown, cite.start, cite.end, query)
         if picked_line is not None:
             cite.focus_lines = [picked_line]
     anchor = cite.focus_lines[0] if cite.focus_lines else cite.start
@@ -153,7 +163,7 @@ def write_report(
     """The markdown report for a ranking and the lines read, in the shared template."""
     config = config or WriterConfig()
     searched = searched or {}
-    cites = plan_citations(ranking, texts, config)
+    cites = plan_citations(ranking, texts, config, report=report_text, focus=focus)
     confidence = ranking.confidence
     title = report_title(report_text).strip()[:160]
     if not cites:
@@ -182,19 +192,10 @@ def write_report(
         if not weak
         else f"Weak evidence only: “{title}” may involve {where}, but the report gives little to go on."
     )
-    explanation_parts = _explanation(prime, top, focus, texts, weak=weak)
+    found = prime.finding
+    explanation_parts = _explanation(prime, top, focus, texts, weak=weak, found=found)
     evidence = _evidence(cites, quotes, searched)
-    changes = [
-        DraftChange(
-            path=prime.path,
-            symbol=prime.symbol,
-            description=(
-                "Check this definition against the reported behaviour"
-                + (f" (the report shows: {focus.messages[0][:120]})" if focus.messages else "")
-                + " and correct the handling there; add a regression test reproducing the report."
-            ),
-        )
-    ]
+    changes = [DraftChange(path=prime.path, symbol=prime.symbol, description=_change(found, focus))]
     span = prime.end - prime.start + 1
     complexity = Complexity.small if span <= 60 else Complexity.medium
     draft = ReportDraft(
@@ -205,18 +206,23 @@ def write_report(
         complexity=DraftRating(level=str(complexity), reason="the change is expected inside one definition"
                                if complexity == Complexity.small else "the suspect definition is long"),
         risk=DraftRating(level=str(Risk.medium), reason="not assessed beyond the suspect definition; callers may rely on the current behaviour"),
-        confidence=confidence,
+        confidence=calibrated(confidence),
         open_questions=_questions(focus) if weak else [],
     )
     return render_report(draft)
 
 
-def _explanation(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str], *, weak: bool) -> list[str]:
-    """The root cause's sentences: the lead, the evidence tying it to the report, and a caveat when weak."""
+def _explanation(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str], *, weak: bool,
+                 found: Finding | None) -> list[str]:
+    """The root cause's sentences: the mechanism a reasoning rule found at the cited line (or, when none fired, the
+    lead and a plain word that none did), the evidence tying it to the report, and a caveat when weak."""
     reasons = list(top.reasons)
     for hit in top.symbols[:1]:
         reasons.extend(r for r in hit.reasons if r not in reasons and r != "named in the report")
-    explanation_parts = [_lead(prime, top, focus, texts)]
+    explanation_parts = [_reasoned(found, prime) if found else _lead(prime, top, focus, texts)]
+    if found is None:
+        explanation_parts.append("No rule of the reasoning layer (error shapes, named options or values) matched "
+                                 "inside the suspect definitions, so the cited line is only the best lexical match.")
     if reasons:
         explanation_parts.append("Evidence tying it to the report: " + "; ".join(reasons[:4]) + ".")
     else:
@@ -238,7 +244,9 @@ def _evidence(cites: list[Citation], quotes: dict[int, tuple[str, int | None]],
             at = next((ln for ln in cite.focus_lines if f <= ln < f + len(shown)), f)
             line = shown[at - f].strip()
             f = at
-            evidence.append(f"`{cite.path}:{f}`" + (f" in `{cite.symbol}`" if cite.symbol else "") + f": `{line[:100]}`")
+            entry = f"`{cite.path}:{f}`" + (f" in `{cite.symbol}`" if cite.symbol else "") + f": `{line[:100]}`"
+            if entry not in evidence:  # two citations of one definition can focus on the same line
+                evidence.append(entry)
     for pattern, hits in list(searched.items())[:2]:
         if hits:
             files = sorted({p for p, _ in hits})
@@ -246,6 +254,25 @@ def _evidence(cites: list[Citation], quotes: dict[int, tuple[str, int | None]],
         else:
             evidence.append(f"Searching for “{pattern[:60]}” found no match in the repository.")
     return evidence
+
+
+def _reasoned(found: Finding, prime: Citation) -> str:
+    """The first sentence of the root cause when a rule fired: the mechanism at the selected line."""
+    what = f"The report's `{found.error}`" if found.error else "The reported behaviour"
+    return (f"{what} points at `{prime.symbol or prime.path}` (`{prime.path}:{found.line}`): "
+            f"{found.mechanism}.")
+
+
+def _change(found: Finding | None, focus: Focus) -> str:
+    """The proposed edit: tied to the selected line when a rule fired, else the honest generic advice."""
+    if found is None:
+        return ("Check this definition against the reported behaviour"
+                + (f" (the report shows: {focus.messages[0][:120]})" if focus.messages else "")
+                + " and correct the handling there; add a regression test reproducing the report.")
+    text = found.change[0].upper() + found.change[1:]
+    if found.suggestion:
+        text += f", for example `{found.suggestion}`"
+    return text + "; add a regression test reproducing the report."
 
 
 def _questions(focus: Focus, *, none_found: bool = False) -> list[str]:

@@ -1,0 +1,102 @@
+"""Which lines the offline report cites first: the reasoning layer's line in the prime suspect, in a narrow range.
+
+The files and definitions cited stay those of `citation_order`; only the prime suspect's citations are
+reordered (the definition holding the selected line first) and its first range narrowed around that line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from funnel.localize.corpus import tokenize
+from funnel.localize.reasoning import Finding, named_items, reason
+from repomap.focus import Focus
+from schemas.enums import Role
+
+if TYPE_CHECKING:  # the writer imports this module; its types are only needed for annotations
+    from funnel.explorers.offline.writer import Citation, WriterConfig
+
+__all__ = ("best_line", "narrow_prime", "window")
+
+_COMMENT = ("#", "//", "*", '"""')
+
+
+def best_line(shown: dict[int, str], start: int, end: int, query: dict[str, float]) -> int | None:
+    """The line of a span sharing the most (weighted) terms with the report; None when none shares any."""
+    best, best_score = None, 0.0
+    for ln in range(start + 1, end + 1):
+        text = shown.get(ln)
+        if not text or text.lstrip().startswith(_COMMENT):
+            continue
+        score = sum(query.get(t, 0.0) for t in set(tokenize(text)))
+        if score > best_score:
+            best, best_score = ln, score
+    return best
+
+
+def window(anchor: int, start: int, end: int, width: int) -> tuple[int, int]:
+    """At most `width` lines of [start, end] around `anchor` (a third before it, the rest after)."""
+    if width <= 0 or end - start + 1 <= width:
+        return start, end
+    first = max(start, anchor - width // 3)
+    last = min(end, first + width - 1)
+    first = max(start, last - width + 1)
+    return first, last
+
+
+def _definition(cite: Citation) -> tuple[int, int]:
+    return cite.span or (cite.start, cite.end)
+
+
+def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[str, float], texts: dict[str, str],
+                 config: WriterConfig) -> list[Citation]:
+    """The citations with the prime suspect's first range on the line the reasoning selected (or, when no rule
+    fires, the evidence line or the line sharing the most terms), at most `config.first_range_lines` wide."""
+    path = cites[0].path
+    source = texts.get(path, "")
+    lines = source.split("\n")
+    prime = [k for k, c in enumerate(cites) if c.path == path and c.symbol]
+    spans = [(*_definition(cites[k]), cites[k].symbol or "") for k in prime]
+    exclude = {c.symbol.rpartition(".")[2] for c in cites if c.symbol}
+    named = named_items(list(focus.code_identifiers), list(focus.options), exclude)
+    findings = reason(report, path, source, spans, named=named, terms=terms) if spans else []
+    out = list(cites)
+    if findings:
+        best = findings[0]
+        in_first = [f for f in findings if f.symbol == spans[0][2] and spans[0][0] <= f.line <= spans[0][1]]
+        if best.rule == "behaviour" and prime[0] == 0 and in_first and in_first[0].score >= config.stay_in_first * best.score:
+            best = in_first[0]  # a named value is weaker evidence than the ranking's choice of definition
+        k = next(k for k in prime if out[k].symbol == best.symbol and _definition(out[k])[0] <= best.line
+                 <= _definition(out[k])[1])
+        out.insert(0, out.pop(k))
+        for n, c in enumerate(out):
+            c.role = Role.cause if n == 0 else (Role.related if c.role == Role.cause else c.role)
+        anchor: int | None = best.line
+        out[0].finding = best
+    else:
+        first = out[0]
+        lo, hi = _definition(first)
+        shown = {i: lines[i - 1] for i in range(lo, min(hi, len(lines)) + 1)}
+        anchor = first.focus_lines[0] if first.focus_lines else best_line(shown, lo, hi, terms)
+    first = out[0]
+    lo, hi = _definition(first)
+    if anchor is not None:
+        first.start, first.end = window(anchor, lo, hi, config.first_range_lines)
+        first.focus_lines = [anchor] + [ln for ln in first.focus_lines if ln != anchor and first.start <= ln <= first.end]
+    elif config.first_range_lines > 0:
+        first.end = min(first.end, first.start + config.first_range_lines - 1)
+    for f in [f for f in findings[1:] if not first.start <= f.line <= first.end][: config.extra_ranges]:
+        owner = next((c for c in out if c.path == path and c.symbol == f.symbol), first)
+        s, e = window(f.line, *_definition(owner), config.first_range_lines)
+        out.append(replace(owner, start=s, end=e, role=Role.related, focus_lines=[f.line], finding=f))
+    if config.cite_rest:  # the rest of the definition, after every file: what the narrow range left out
+        cut = min(first.end - first.start + 1 + 2 * config.first_range_lines, config.max_cited_lines)
+        lo, hi = _definition(first)
+        if lo < first.start:
+            out.append(replace(first, start=max(lo, first.start - cut), end=first.start - 1, role=Role.related,
+                               focus_lines=[], finding=None))
+        if first.end < hi:
+            out.append(replace(first, start=first.end + 1, end=min(hi, first.end + cut), role=Role.related,
+                               focus_lines=[], finding=None))
+    return out

@@ -1,0 +1,240 @@
+"""The reasoning layer: which line of the suspect definitions the report points at, and why, in words.
+
+Two rule families, both deterministic and explainable:
+
+* **error semantics** (`kinds.KINDS`): the error in the report selects error kinds; their tree-sitter shapes,
+  run over the suspect definitions, select the line (a `datetime(...)` without `tzinfo`, a division by a count,
+  an `.unwrap()`, ...);
+* **behaviour** (no error, or no shape found): the line where a name the report uses as code (an option, a
+  parameter, a value) is compared, returned or passed on inside the suspect definitions, a branch first.
+
+A `Finding` names the line, the mechanism and the proposed edit; when no rule fires `reason` returns nothing
+and the writer keeps its plain, lower-confidence text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from tree_sitter import Node, Query, QueryCursor
+
+from funnel.localize.corpus import tokenize
+from funnel.localize.reasoning.checks import CHECKS
+from funnel.localize.reasoning.kinds import KINDS, ErrorKind, Shape
+from repomap.languages import grammar, language_for
+
+__all__ = ("Finding", "Span", "named_items", "reason", "selected_kinds")
+
+Span = tuple[int, int, str]
+"""A suspect definition: (first line, last line, qualified name), in citation order."""
+
+_ROLE = {  # node types that make a line a decision, a result or a hand-over, across grammars
+    "if_statement": "compared", "elif_clause": "compared", "while_statement": "compared",
+    "conditional_expression": "compared", "ternary_expression": "compared", "comparison_operator": "compared",
+    "case_clause": "compared", "switch_case": "compared", "match_arm": "compared", "if_expression": "compared",
+    "expression_case": "compared", "when": "compared", "if": "compared", "unless": "compared",
+    "return_statement": "returned", "return_expression": "returned", "return": "returned",
+    "keyword_argument": "passed", "default_parameter": "defaulted", "typed_default_parameter": "defaulted",
+}
+_ROLE_FACTOR = {"compared": 1.6, "returned": 1.3, "passed": 1.3, "defaulted": 1.2, "": 1.0}
+_COMMENT = ("#", "//", "/*", "*", '"""', "'''")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NOT_NAMES = frozenset(
+    "self cls this return None True False null nil true false undefined isinstance super len str int float bool "
+    "list dict set tuple print type object value values data result args kwargs error err def class function "
+    "func var let const new import from raise throw".split())
+"""Words a report writes as code that name nothing of the project (keywords, builtins, placeholder names)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A line the reasoning selected, with the mechanism and the proposed edit."""
+
+    path: str
+    """File."""
+    line: int
+    """The selected line (1-based)."""
+    symbol: str
+    """Qualified name of the suspect definition it is in."""
+    rule: str
+    """`ErrorKind.name`, or `behaviour`."""
+    error: str
+    """The error as a reader knows it (empty for behaviour reports)."""
+    mechanism: str
+    """What goes wrong at the line, in plain words (names the line)."""
+    change: str
+    """The edit proposed at the line, in words."""
+    suggestion: str
+    """A code suggestion, or empty."""
+    score: float
+    """How strongly the rule points here (comparable within one report)."""
+
+
+def selected_kinds(report: str) -> list[tuple[ErrorKind, str]]:
+    """Error kinds the report's text selects, with the name its message mentions (or "")."""
+    out = []
+    for kind in KINDS:
+        m = re.search(kind.trigger, report, re.I)
+        if m:
+            out.append((kind, (m.groupdict().get("name") or "") if m.groupdict() else ""))
+    return out
+
+
+@cache
+def _query(language: str, source: str) -> Query:
+    return Query(grammar(language).language, source)
+
+
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8", "replace") if node.text is not None else ""
+
+
+def _span_of(line: int, spans: list[Span]) -> int | None:
+    """Index of the innermost (shortest) span holding the line."""
+    inside = [(e - s, k) for k, (s, e, _) in enumerate(spans) if s <= line <= e]
+    return min(inside)[1] if inside else None
+
+
+def _fill(template: str, words: dict[str, str]) -> str:
+    class _Safe(dict):
+        def __missing__(self, key: str) -> str:
+            return "the value"
+    return template.format_map(_Safe(words))
+
+
+def _short(code: str, limit: int = 60) -> str:
+    return code if len(code) <= limit else code[: limit - 1] + "…"
+
+
+def _error_findings(path: str, language: str, tree_root: Node, lines: list[str], spans: list[Span],
+                    kinds: list[tuple[ErrorKind, str]], terms: dict[str, float]) -> list[Finding]:
+    out: list[Finding] = []
+    imports = "\n".join(ln for ln in lines if "import" in ln)
+    base = path.rpartition("/")[2]
+    for kind, named in kinds:
+        for shape in kind.shapes:
+            if language not in shape.languages:
+                continue
+            for _, caps in QueryCursor(_query(language, shape.query)).matches(tree_root):
+                hit = caps.get("hit")
+                if not hit:
+                    continue
+                line = hit[0].start_point[0] + 1
+                k = _span_of(line, spans)
+                if k is None:
+                    continue
+                words = {name: _text(nodes[0]) for name, nodes in caps.items()}
+                words["_imports"] = imports
+                enclosing = spans[k][2].rpartition(".")[2]
+                extra = CHECKS[shape.check](words, named, enclosing) if shape.check else {}
+                if extra is None:
+                    continue
+                words.update(extra)
+                out.append(_finding(path, line, lines, spans[k][2], kind, shape, words, terms, k))
+    return out
+
+
+def _target(lines: list[str], line: int) -> str:
+    m = re.match(r"\s*([A-Za-z_][\w.]*)\s*(?::[^=]*)?=[^=]", lines[line - 1]) if 0 < line <= len(lines) else None
+    return m.group(1) if m else ""
+
+
+def _finding(path: str, line: int, lines: list[str], symbol: str, kind: ErrorKind, shape: Shape,
+             words: dict[str, str], terms: dict[str, float], rank: int) -> Finding:
+    code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    words.setdefault("target", _target(lines, line) or "the result")
+    words["code"], words["code_short"] = f"`{_short(code)}`", f"`{_short(code)}`"
+    words["line"] = f"{path.rpartition('/')[2]}:{line}"
+    words = {k: (_short(" ".join(v.split()), 50) if k not in {"line", "code", "code_short", "_imports", "argtext"}
+                 else v) for k, v in words.items()}
+    overlap = sum(terms.get(t, 0.0) for t in set(tokenize(code)))
+    score = shape.weight + (1.0 if words.get("named") == "1" else 0.0) + 0.3 * (1.0 - min(rank, 3) / 3)
+    score += min(overlap, 20.0) / 20.0
+    return Finding(path=path, line=line, symbol=symbol, rule=kind.name, error=kind.error,
+                   mechanism=_fill(shape.mechanism, words),
+                   change=_fill(shape.change, words | {"line": f"line {line}"}),  # a path here would read as the target
+                   suggestion=_fill(shape.suggestion, words) if shape.suggestion else "", score=score)
+
+
+def _line_roles(root: Node, first: int, last: int) -> dict[int, str]:
+    """Line → the strongest role a node starting on it gives it (`compared` > `returned` > `passed`)."""
+    roles: dict[int, str] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        s, e = node.start_point[0] + 1, node.end_point[0] + 1
+        if e < first or s > last:
+            continue
+        role = _ROLE.get(node.type)
+        if role and _ROLE_FACTOR[role] > _ROLE_FACTOR[roles.get(s, "")]:
+            roles[s] = role
+        stack.extend(node.children)
+    return roles
+
+
+def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Span], named: dict[str, float],
+                        terms: dict[str, float]) -> list[Finding]:
+    """Lines of the suspect definitions where a name the report writes as code is compared, returned or passed."""
+    out: list[Finding] = []
+    if not named:
+        return out
+    first, last = min(s for s, _, _ in spans), max(e for _, e, _ in spans)
+    roles = _line_roles(root, first, last)
+    for ln in range(first, min(last, len(lines)) + 1):
+        k = _span_of(ln, spans)
+        code = lines[ln - 1].strip()
+        if k is None or not code or code.startswith(_COMMENT) or ln == spans[k][0]:
+            continue
+        found = [n for n in dict.fromkeys(_IDENT.findall(code)) if n in named]
+        if not found:
+            continue
+        role = roles.get(ln, "")
+        item = max(found, key=lambda n: named[n])
+        weight = sum(named[n] for n in found) * _ROLE_FACTOR[role]
+        overlap = sum(terms.get(t, 0.0) for t in set(tokenize(code)))
+        score = weight + min(overlap, 20.0) / 40.0 + 0.2 * (1.0 - min(k, 3) / 3)
+        where = f"{path.rpartition('/')[2]}:{ln}"
+        verb = {"compared": "decides the reported case", "returned": "produces the returned value",
+                "passed": "passes it on", "defaulted": "sets its default"}.get(role, "uses it")
+        out.append(Finding(
+            path=path, line=ln, symbol=spans[k][2], rule="behaviour", error="",
+            mechanism=f"`{item}`, which the report names, is {role or 'read'} at {where} (`{_short(code)}`): "
+                      f"this line {verb}, so the reported behaviour is decided here",
+            change=f"check how line {ln} handles `{item}` in the reported case and correct the "
+                   f"{'condition' if role == 'compared' else 'value'} there",
+            suggestion="", score=score))
+    return out
+
+
+def named_items(code_identifiers: list[str], options: list[str], exclude: set[str]) -> dict[str, float]:
+    """Names the report writes as code (identifiers, options), weighted: longer names and snake_case count more;
+    `exclude` (the suspect definitions' own names) says nothing about a line inside them."""
+    out: dict[str, float] = {}
+    for raw in [*code_identifiers, *options]:
+        for name in re.split(r"[.:]+|--?", raw):
+            name = name.strip("-=() ")
+            if len(name) < 3 or not _IDENT.fullmatch(name) or name in exclude or name in _NOT_NAMES:
+                continue
+            out[name] = max(out.get(name, 0.0), 1.0 + min(len(name), 16) / 16 + (0.5 if "_" in name else 0.0))
+    return out
+
+
+def reason(report: str, path: str, source: str, spans: list[Span], *, named: dict[str, float],
+           terms: dict[str, float]) -> list[Finding]:
+    """Findings in the suspect definitions of one file, best first: error shapes, else behaviour lines."""
+    spec = language_for(path)
+    if spec is None or not spans or not source:
+        return []
+    root = grammar(spec.name).parser.parse(source.encode("utf-8", "surrogatepass")).root_node
+    lines = source.split("\n")
+    kinds = selected_kinds(report)
+    found = _error_findings(path, spec.name, root, lines, spans, kinds, terms) if kinds else []
+    if not found:
+        found = _behaviour_findings(path, root, lines, spans, named, terms)
+    best: dict[int, Finding] = {}
+    for f in found:
+        if f.line not in best or f.score > best[f.line].score:
+            best[f.line] = f
+    return sorted(best.values(), key=lambda f: (-f.score, f.line))

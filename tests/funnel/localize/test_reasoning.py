@@ -1,0 +1,128 @@
+"""The reasoning layer on small hand-made code: the error in the report selects the shape, the shape the line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from funnel.explorers.offline import OfflineExplorer
+from funnel.localize.reasoning import named_items, reason, selected_kinds
+from funnel.report.verify import verify_report
+from funnel.run.loop import investigate
+from schemas.report import BugReport
+
+TIMESINCE = """import datetime
+
+
+def timesince(d, now=None):
+    if not isinstance(d, datetime.datetime):
+        d = datetime.datetime(d.year, d.month, d.day)
+    now = now or datetime.datetime.now(d.tzinfo)
+    months = (now.year - d.year) * 12 + (now.month - d.month)
+    if months:
+        pivot = datetime.datetime(
+            d.year, d.month, d.day, d.hour, d.minute, d.second,
+        )
+    else:
+        pivot = d
+    return (now - pivot).total_seconds()
+"""
+
+CASES = [
+    ("python", "utils/timesince.py", TIMESINCE,
+     "timesince() raises TypeError with USE_TZ=True: can't subtract offset-naive and offset-aware datetimes",
+     10, "python.naive_aware", "tzinfo=d.tzinfo"),
+    ("python", "stats.py", "def mean(values):\n    total = sum(values)\n    return total / len(values)\n",
+     "mean() of an empty list: ZeroDivisionError: division by zero", 3, "python.zero_division", ""),
+    ("python", "conf.py", "def load(data, name):\n    section = data['section']\n    return section[name]\n",
+     "KeyError: 'section' when the file is empty", 2, "python.key_error", "data.get('section')"),
+    ("javascript", "src/header.js",
+     "function parse(req) {\n  const h = req.headers;\n  const n = h.length;\n  return req.headers.host;\n}\n",
+     "TypeError: Cannot read properties of undefined (reading 'host')", 4, "js.undefined_property", "?.host"),
+    ("java", "src/Order.java",
+     "class Order {\n  int total(Cart cart) {\n    int n = 0;\n    return cart.getItems().size() + n;\n  }\n}\n",
+     "java.lang.NullPointerException: Cannot invoke \"Cart.getItems()\" because \"cart\" is null", 4, "java.npe", ""),
+    ("go", "ring.go",
+     "package ring\n\nimport \"fmt\"\n\nfunc Peek(r *Ring) int {\n\tfmt.Println(\"peek\")\n\treturn r.head\n}\n",
+     "panic: runtime error: invalid memory address or nil pointer dereference", 7, "go.nil_dereference", "r == nil"),
+    ("rust", "src/lexer.rs",
+     "fn next(s: &str) -> char {\n    let n = s.len();\n    s.chars().next().unwrap()\n}\n",
+     "thread 'main' panicked at 'called `Option::unwrap()` on a `None` value'", 3, "rust.unwrap", ""),
+    ("c", "src/list.c",
+     "int head(struct list *l) {\n    int x = 0;\n    return l->first->value + x;\n}\n",
+     "Segmentation fault (core dumped) when the list is empty", 3, "c.segfault", ""),
+]
+
+
+@pytest.mark.parametrize(("language", "path", "source", "report", "line", "rule", "suggestion"), CASES,
+                         ids=[f"{c[0]}-{c[5]}" for c in CASES])
+def test_the_error_in_the_report_selects_the_line_of_its_shape(language, path, source, report, line, rule, suggestion):
+    end = source.count("\n")
+    found = reason(report, path, source, [(1, end, "f")], named={}, terms={})
+    assert found, f"no finding for {rule}"
+    assert (found[0].line, found[0].rule) == (line, rule)
+    assert f"{Path(path).name}:{line}" in found[0].mechanism and found[0].change
+    assert suggestion in found[0].suggestion
+
+
+def test_datetime_rule_explains_the_naive_pivot_in_words():
+    found = reason("can't compare offset-naive and offset-aware datetimes", "timesince.py", TIMESINCE,
+                   [(4, 15, "timesince")], named={}, terms={})[0]
+    assert found.mechanism.startswith("`pivot` is built with `datetime.datetime(...)` from `d`'s fields")
+    assert "(timesince.py:10)" in found.mechanism
+
+
+def test_a_behaviour_report_selects_the_branch_reading_the_named_option():
+    source = ("def render(rows, options):\n    out = []\n    for r in rows:\n        out.append(str(r))\n"
+              "    if options.get('header_rows'):\n        out.insert(0, 'header')\n    return out\n")
+    report = "render ignores the `header_rows` option: returns the rows without a header"
+    named = named_items(["header_rows"], [], {"render"})
+    found = reason(report, "table.py", source, [(1, 7, "render")], named=named, terms={})
+    assert found[0].rule == "behaviour" and found[0].line == 5
+    assert "`header_rows`" in found[0].mechanism and "condition" in found[0].change
+
+
+def test_no_rule_fires_without_an_error_shape_or_a_named_value():
+    assert selected_kinds("The page looks slightly off on Tuesdays") == []
+    assert reason("The page looks slightly off", "a.py", "def f(x):\n    return x\n", [(1, 2, "f")],
+                  named={}, terms={}) == []
+
+
+def _make(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+async def test_the_report_cites_the_selected_line_narrowly_and_proposes_the_edit(tmp_path):
+    root = _make(tmp_path / "repo", {"utils/timesince.py": TIMESINCE, "utils/other.py": "def other():\n    return 1\n"})
+    report = BugReport(title="timesince() raises TypeError with USE_TZ=True",
+                       body="TypeError: can't subtract offset-naive and offset-aware datetimes in timesince")
+    result = await investigate(report, root, explorer=OfflineExplorer())
+    d = result.diagnosis
+    first = d.affected_files[0]
+    assert first.path == "utils/timesince.py" and first.line_start <= 10 <= first.line_end
+    assert first.line_end - first.line_start + 1 <= 15
+    assert "timesince.py:10" in d.root_cause.explanation and "without a `tzinfo`" in d.root_cause.explanation
+    assert "tzinfo=d.tzinfo" in d.proposed_changes[0].description
+    assert 0.0 <= d.confidence <= 1.0
+
+
+async def test_without_a_rule_the_report_says_so_plainly(tmp_path):
+    root = _make(tmp_path / "repo", {"pkg/greeting.py": "def greeting(name):\n    text = 'hello ' + name\n    return text\n"})
+    report = BugReport(title="greeting looks odd", body="The greeting text looks odd to me.")
+    result = await investigate(report, root, explorer=OfflineExplorer())
+    assert "No rule of the reasoning layer" in result.diagnosis.root_cause.explanation
+    assert "Check this definition against the reported behaviour" in result.diagnosis.proposed_changes[0].description
+
+
+def test_the_verifier_still_refuses_a_wrong_line(tmp_path):
+    root = _make(tmp_path / "repo", {"utils/timesince.py": TIMESINCE})
+    markdown = ("## Summary\nNaive pivot.\n\n## Root cause\n`pivot` lacks tzinfo (timesince.py:10).\n\n"
+                "## Affected files\n- `utils/timesince.py:40-45` — `timesince` (cause)\n"
+                "  ```python\n        pivot = datetime.datetime(tzinfo=None)\n  ```\n")
+    result = verify_report(markdown, root)
+    assert not result.ok
+    assert any("utils/timesince.py" in f for f in result.findings)
