@@ -94,7 +94,9 @@ def highlight_lines(code: str, path: str, *, first: int = 1, last: int | None = 
     """
     if len(code) > MAX_LEXED_CHARS:
         lines = code.split("\n")
-        stop = len(lines) if last is None else last
-        return highlight_lines("\n".join(lines[first - 1 : stop]), path)
+        excerpt = lines[first - 1 : len(lines) if last is None else last]
+        if sum(len(line) + 1 for line in excerpt) > MAX_LEXED_CHARS:  # even the excerpt is huge (one long line)
+            return [Markup(escape(line)) for line in excerpt]
+        return [Markup(line) for line in _highlighted("\n".join(excerpt), path)]
     shown = _highlighted(code, path)[first - 1 : last]
     return [Markup(line) for line in shown]

@@ -93,6 +93,13 @@ def test_a_file_over_the_lexing_cap_is_highlighted_by_its_excerpt_alone(monkeypa
     assert '<span class="tok-keyword">def</span>' in lines[0] and "&lt;" in lines[1]
 
 
+def test_an_excerpt_over_the_lexing_cap_is_shown_plain_and_escaped_not_recursed(monkeypatch):
+    monkeypatch.setattr(sys.modules[highlight_lines.__module__], "MAX_LEXED_CHARS", 100)
+    code = "x = 1\n" + "var a='<b>'+" + "1+" * 200 + "1;\n" + "y = 2\n"  # one line longer than the cap
+    shown = highlight_lines(code, "app/oneline.js", first=2, last=2)
+    assert len(shown) == 1 and "<b>" not in shown[0] and "&lt;b&gt;" in shown[0]
+
+
 def test_highlighter_renders_unknown_languages_plain_but_escaped():
     assert language_for("notes.txt") is None
     assert str(highlight_lines("if <x> then", "notes.txt")[0]) == "if &lt;x&gt; then"
