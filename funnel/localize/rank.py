@@ -27,7 +27,7 @@ from funnel.localize.corpus import Corpus, SymbolSpan, count_terms, tokenize
 from funnel.localize.term_cache import default_cache_dir
 from funnel.localize.history import HistoryConfig, HistorySource
 from funnel.localize.pathterms import path_term_scores, sibling_scores
-from funnel.localize.signals import SIGNALS, Evidence, Report, is_code, is_doc, is_prose_word, is_test, path_factor
+from funnel.localize.signals import SIGNALS, Evidence, Report, is_code, is_prose_word, path_factor
 from repomap import RepoMap
 from repomap.focus import Focus, strip_frames
 from repomap.languages import EXTENSIONS

@@ -12,9 +12,9 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from funnel.report._markdown import LANGS, bullets, is_empty, parse_location
+from funnel.report._markdown import LANGS, parse_location
 from schemas.diagnosis import Diagnosis
-from schemas.enums import Complexity, Risk, Role
+from schemas.enums import Role
 
 __all__ = (
     "REPORT_TEMPLATE",

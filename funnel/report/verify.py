@@ -21,7 +21,6 @@ from funnel.report.repo_files import RepoFiles, nearest
 from funnel.report.snippets import find_snippet, snippet_weight
 from funnel.report.template import DraftAffectedFile, DraftChange, ReportDraft, format_location
 from funnel.tools.sandbox import Sandbox
-from repomap.gate import Refused
 from schemas.diagnosis import AffectedFile, ProposedChange, RejectedClaim
 
 __all__ = (

@@ -57,7 +57,7 @@ from funnel.run.trace import TraceWriter
 from repomap import RepoMap
 from repomap.walk import MapCancelled
 from schemas.diagnosis import Diagnosis, Termination
-from schemas.enums import Phase, StopReason
+from schemas.enums import StopReason
 from schemas.report import BugReport
 from schemas.trace import PrepassEvent, StartEvent, StopEvent, TraceEvent, VerifyEvent
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from funnel.localize.corpus import tokenize
-from funnel.localize.reasoning import Finding, named_items, reason
+from funnel.localize.reasoning import named_items, reason
 from repomap.focus import Focus
 from schemas.enums import Role
 

@@ -112,7 +112,6 @@ def _error_findings(path: str, language: str, tree_root: Node, lines: list[str],
                     kinds: list[tuple[ErrorKind, str]], terms: dict[str, float]) -> list[Finding]:
     out: list[Finding] = []
     imports = "\n".join(ln for ln in lines if "import" in ln)
-    base = path.rpartition("/")[2]
     for kind, named in kinds:
         for shape in kind.shapes:
             if language not in shape.languages:
