@@ -59,7 +59,13 @@ async def require_writer(
     request: Request, settings: SettingsDep, _credentials: Annotated[HTTPAuthorizationCredentials | None, ApiAuth]
 ) -> None:
     """Write endpoints need `Authorization: Bearer <api_token>` (or a logged-in dashboard session) when a
-    token is configured. The security middleware has already checked the token (`request.state.auth`)."""
+    token is configured (the dependency also declares the bearer scheme in OpenAPI)."""
+    check_writer(request, settings)
+
+
+def check_writer(request: Request, settings: Settings) -> None:
+    """Raise 401 unless the request may write: no token is configured, or the security middleware has already
+    accepted its token or dashboard session (`request.state.auth`)."""
     if settings.api_token is None or getattr(request.state, "auth", None) in ("bearer", "session"):
         return
     raise HTTPException(

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_harness.py --limit 12 --explorer offline --explorer scripted
 
-Runs `funnel.run.loop` on SWE-bench Lite instances whose tree is already in the shared cache (no
+Runs `funnel.investigate` on SWE-bench Lite instances whose tree is already in the shared cache (no
 materialization), explorers side by side on the same instances. Gold fields are never read.
 Output: a table on stdout and /work/bench-out/bench_harness.json.
 """

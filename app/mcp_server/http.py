@@ -18,7 +18,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.config import Settings
-from app.deps import app_settings, require_writer
+from app.deps import app_settings, check_writer
 from app.security import is_loopback
 
 PATH = "/mcp"
@@ -30,7 +30,7 @@ _LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*
 async def authorize(request: Request) -> None:
     """Every MCP request passes the API's write guard: the bearer token when one is configured (or a logged-in
     dashboard session), open on a loopback bind without a token. Raises HTTPException (401) otherwise."""
-    await require_writer(request, await app_settings(request), None)
+    check_writer(request, await app_settings(request))
 
 
 def _build(app: FastAPI, settings: Settings) -> tuple[Any, ASGIApp]:

@@ -61,7 +61,7 @@ def make_fixture_repo(root: Path) -> tuple[Path, str]:
 
 
 async def scripted_investigation(report, root, *, commit=None, on_event=None, cancel=None, **_: Any):
-    """A stand-in for `funnel.run.loop`: emits a short trace and cites calc/stats.py like a real run would."""
+    """A stand-in for `funnel.investigate`: emits a short trace and cites calc/stats.py like a real run would."""
     events = [
         StartEvent(explorer="scripted", report_title=report.title, root=str(root), commit=commit),
         RequestEvent(input_tokens=900, output_tokens=40, latency_ms=12.0),
