@@ -113,6 +113,8 @@ class _Corpus:
     """Statistics of the build."""
     position: dict[str, int]
     """Path → index in `paths`."""
+    tree_key: bytes | None = None
+    """Digest of `paths` and `keys`, computed on first use (`RepoMap.tree_key`)."""
 
 
 class RepoMap:
@@ -194,6 +196,22 @@ class RepoMap:
             ranked.sort(key=lambda r: r[:3])
             self._symbols = [r[3] for r in ranked]
         return self._symbols
+
+    def content_key(self, path: str) -> bytes | None:
+        """The content key of one indexed file (a hash of its language and bytes), None when it is not indexed."""
+        i = self._corpus.position.get(path)
+        return self._corpus.keys[i] if i is not None else None
+
+    @property
+    def tree_key(self) -> bytes:
+        """A digest of every indexed path and its content key: equal for two maps of the same files."""
+        if self._corpus.tree_key is None:
+            digest = hashlib.blake2b(b"tree-v1", digest_size=16)
+            for path, key in zip(self._corpus.paths, self._corpus.keys):
+                digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
+                digest.update(key)
+            self._corpus.tree_key = digest.digest()
+        return self._corpus.tree_key
 
     def definitions(self, path: str) -> list[Definition]:
         """Definitions of one file in line order (empty when the file is not indexed)."""
