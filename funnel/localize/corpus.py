@@ -11,14 +11,15 @@ import dataclasses
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from funnel.localize.term_cache import TermCache
 from repomap.gate import Gate, Refused
 
-__all__ = ("SymbolSpan", "FileDoc", "Corpus", "tokenize", "split_identifier", "regex_definitions")
+__all__ = ("SymbolSpan", "FileDoc", "Corpus", "tokenize", "split_identifier", "regex_definitions", "count_file",
+           "spans_of", "is_generated", "declares_version", "vendored_paths")
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -44,6 +45,28 @@ STOPWORDS = frozenset(
     nonlocal assert del var let const function new this null undefined func package struct impl pub fn mut
     public private protected static void int str bool float string""".split()
 )
+
+
+def is_generated(text: str) -> bool:
+    """A code generator's mark in the head of a file's text."""
+    return _GENERATED.search(text, 0, _GENERATED_HEAD) is not None
+
+
+def declares_version(path: str, text: str) -> bool:
+    """An `__init__.py` assigning `__version__` at top level: the root of a package of its own."""
+    return path.rpartition("/")[2] == "__init__.py" and _OWN_VERSION.search(text) is not None
+
+
+def vendored_paths(root: Path, paths: list[str], versioned: list[str]) -> frozenset[str]:
+    """Paths under a vendoring directory, or inside a package whose `__init__.py` (one of `versioned`) declares its
+    own `__version__` while nested in another package."""
+    roots = []
+    for path in versioned:
+        package, _, name = path.rpartition("/")
+        parent = package.rpartition("/")[0]
+        if name == "__init__.py" and parent and (root / parent / "__init__.py").is_file():
+            roots.append(package + "/")
+    return frozenset(p for p in paths if _VENDOR_DIR.search(p) or any(p.startswith(r) for r in roots))
 
 
 def split_identifier(word: str) -> list[str]:
@@ -138,13 +161,44 @@ class Corpus:
         """Index of each path in `docs`."""
         self._generated: frozenset[str] | None = None
         self._vendored: frozenset[str] | None = None
+        self._postings: dict[str, list[tuple[int, int]]] = {}
+        self._names: dict[str, list[tuple[int, int]]] | None = None
+
+    def postings(self, terms: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
+        """(index in `docs`, count) of every file holding each term, in `docs` order (terms held by none: empty)."""
+        for term in terms:
+            if term not in self._postings:
+                self._postings[term] = [(i, n) for i, d in enumerate(self.docs) if (n := d.terms.get(term))]
+        return self._postings
+
+    @property
+    def lengths(self) -> list[int]:
+        """Each file's number of terms, in `docs` order."""
+        return [d.length for d in self.docs]
+
+    @property
+    def names(self) -> Mapping[str, list[tuple[int, int]]]:
+        """Every definition name → (file index, symbol index) of its definitions, in `docs` order."""
+        if self._names is None:
+            self._names = {}
+            for i, d in enumerate(self.docs):
+                for j, s in enumerate(d.symbols):
+                    self._names.setdefault(s.name, []).append((i, j))
+        return self._names
+
+    def find_literal(self, needle: str) -> list[str]:
+        """Paths of the files whose text contains `needle`, in `docs` order."""
+        return [p for p, t in self.texts.items() if needle in t]
+
+    def prefetch(self, positions: Iterable[int]) -> None:
+        """Load the records of these files at once (nothing to do when the corpus is in memory)."""
 
     @property
     def generated(self) -> frozenset[str]:
         """Paths whose head carries a code generator's mark (`Code generated ... DO NOT EDIT`, Bison, flex,
         protoc, ANTLR...): the fix goes into the generator's input, not into its output."""
         if self._generated is None:
-            self._generated = frozenset(p for p, t in self.texts.items() if _GENERATED.search(t, 0, _GENERATED_HEAD))
+            self._generated = frozenset(p for p, t in self.texts.items() if is_generated(t))
         return self._generated
 
     @property
@@ -153,15 +207,8 @@ class Corpus:
         `third_party/`, `extern/`...) or in a package nested in another that declares its own `__version__`
         (`requests/packages/urllib3/`): a fix goes upstream, not into the copy."""
         if self._vendored is None:
-            roots = []
-            for path, text in self.texts.items():
-                package, _, name = path.rpartition("/")
-                parent = package.rpartition("/")[0]
-                if name == "__init__.py" and parent and _OWN_VERSION.search(text) \
-                        and (self.root / parent / "__init__.py").is_file():
-                    roots.append(package + "/")
-            self._vendored = frozenset(p for p in self.texts
-                                       if _VENDOR_DIR.search(p) or any(p.startswith(r) for r in roots))
+            versioned = [p for p, t in self.texts.items() if declares_version(p, t)]
+            self._vendored = vendored_paths(self.root, list(self.texts), versioned)
         return self._vendored
 
     @classmethod
@@ -191,7 +238,7 @@ class Corpus:
                 continue
             text = data.decode("utf-8", errors="replace")
             texts[path] = text
-            spans = _spans(definitions(path)) if definitions is not None else None
+            spans = spans_of(definitions(path)) if definitions is not None else None
             sig = repr([(s.qualname, s.start_line, s.end_line) for s in spans]) if spans is not None else "regex"
             key = hashlib.blake2b(data + sig.encode() + path.encode(), digest_size=16).hexdigest()
             pending[key] = (path, text, spans)
@@ -202,7 +249,7 @@ class Corpus:
             if value is None:
                 if spans is None:
                     spans = regex_definitions(path, text)
-                value = (*_count_file(path, text, spans), [tuple(dataclasses.astuple(s)) for s in spans])
+                value = (*count_file(path, text, spans), [tuple(dataclasses.astuple(s)) for s in spans])
                 fresh[key] = value
             terms, length, sym_terms, raw_spans = value
             docs.append(FileDoc(path, terms, length, [SymbolSpan(*s) for s in raw_spans], sym_terms))
@@ -211,7 +258,8 @@ class Corpus:
         return cls(root, docs, texts)
 
 
-def _count_file(path: str, text: str, spans: list[SymbolSpan]) -> tuple[dict[str, int], int, list[dict[str, int]]]:
+def count_file(path: str, text: str, spans: list[SymbolSpan]) -> tuple[dict[str, int], int, list[dict[str, int]]]:
+    """Term counts of a file (path terms doubled), its number of terms, and the term counts of each definition."""
     path_terms = count_terms(path.replace("/", " ").replace(".", " "))
     terms = count_terms(text)
     for t, n in path_terms.items():
@@ -237,7 +285,8 @@ def _count_file(path: str, text: str, spans: list[SymbolSpan]) -> tuple[dict[str
     return terms, sum(terms.values()), sym_terms
 
 
-def _spans(defs: Sequence[object]) -> list[SymbolSpan]:
+def spans_of(defs: Sequence[object]) -> list[SymbolSpan]:
+    """Definitions (the repo map's, or any objects with their fields) as spans in line order, outer first."""
     out = []
     for d in defs:
         kind = getattr(d, "kind", "function")

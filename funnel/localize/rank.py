@@ -24,6 +24,8 @@ from funnel.localize.candidates import (
     report_title,
 )
 from funnel.localize.corpus import Corpus, SymbolSpan, count_terms, tokenize
+from funnel.localize.corpus_index import INDEX_MIN_FILES
+from funnel.localize.indexed import open_indexed
 from funnel.localize.term_cache import default_cache_dir
 from funnel.localize.history import HistoryConfig, HistorySource
 from funnel.localize.pathterms import path_term_scores, sibling_scores
@@ -53,26 +55,31 @@ def _query(text: str, focus: Focus, config: RankConfig) -> dict[str, float]:
     return weights
 
 
-def _bm25(docs: list[dict[str, int]], lengths: list[int], query: dict[str, float], idf_docs: list[dict[str, int]] | None, k1: float, b: float) -> list[float]:
-    n = len(docs)
+def _bm25(postings: Mapping[str, list[tuple[int, int]]], lengths: list[int], query: dict[str, float], k1: float,
+          b: float, df: Mapping[str, int] | None = None, nb: int | None = None) -> list[float]:
+    """BM25 of each document (by index in `lengths`) from the postings of the query's terms; the document frequencies
+    `df` over `nb` documents default to the postings' own."""
+    n = len(lengths)
     if not n:
         return []
     avg = sum(lengths) / n or 1.0
-    base = idf_docs if idf_docs is not None else docs
-    nb = len(base)
+    nb = n if nb is None else nb
     scores = [0.0] * n
     norms = [k1 * (1 - b + b * length / avg) for length in lengths]
     for term, qw in query.items():
-        df = sum(1 for d in base if term in d)
-        if not df:
+        refs = postings.get(term, ())
+        count = len(refs) if df is None else df.get(term, 0)
+        if not count:
             continue
-        idf = math.log(1 + (nb - df + 0.5) / (df + 0.5))
+        idf = math.log(1 + (nb - count + 0.5) / (count + 0.5))
         w = qw * idf
-        for i, d in enumerate(docs):
-            tf = d.get(term)
-            if tf:
-                scores[i] += w * tf * (k1 + 1) / (tf + norms[i])
+        for i, tf in refs:
+            scores[i] += w * tf * (k1 + 1) / (tf + norms[i])
     return scores
+
+
+def _file_bm25(corpus: Corpus, query: dict[str, float], config: RankConfig) -> list[float]:
+    return _bm25(corpus.postings(query), corpus.lengths, query, config.k1, config.b)
 
 
 def rank(
@@ -93,7 +100,7 @@ def rank(
     if not docs:
         return CandidateRanking([], 0.0, {}, config)
     query = _query(text, focus, config)
-    file_scores = _bm25([d.terms for d in docs], [d.length for d in docs], query, None, config.k1, config.b)
+    file_scores = _file_bm25(corpus, query, config)
     best_file = max(file_scores) or 1.0
     ev = Evidence(corpus, [{"file": config.w_file * s / best_file} for s in file_scores])
     report = Report(text, focus, pagerank, history)
@@ -121,9 +128,12 @@ def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) ->
     docs, parts, sym_bonus = ev.docs, ev.parts, ev.sym_bonus
     pre = [sum(p.values()) for p in parts]
     pool = sorted(range(len(docs)), key=lambda i: -pre[i])[: config.symbol_pool]
+    ev.corpus.prefetch(pool)
     sym_index: list[tuple[int, int]] = [(i, j) for i in pool for j in range(len(docs[i].symbols))]
     sym_docs = [docs[i].symbol_terms[j] for i, j in sym_index]
-    sym_scores = _bm25(sym_docs, [sum(d.values()) for d in sym_docs], query, [d.terms for d in docs], config.k1, config.b)
+    sym_postings = {t: [(k, n) for k, d in enumerate(sym_docs) if (n := d.get(t))] for t in query}
+    df = {t: len(refs) for t, refs in ev.corpus.postings(query).items()}
+    sym_scores = _bm25(sym_postings, [sum(d.values()) for d in sym_docs], query, config.k1, config.b, df, len(docs))
     best_sym = max(sym_scores, default=0.0) or 1.0
     per_file_syms: dict[int, list[tuple[float, int]]] = {}
     for (i, j), s in zip(sym_index, sym_scores):
@@ -175,10 +185,9 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
 def _title_bm25(corpus: Corpus, title: str, pool: set[str], config: RankConfig) -> dict[str, float]:
     """BM25 of each file of `pool` for the title's terms alone, relative to the best file of the corpus (0..1)."""
     query = dict.fromkeys(tokenize(title), 1.0)
-    docs = corpus.docs
-    scores = _bm25([d.terms for d in docs], [d.length for d in docs], query, None, config.k1, config.b)
+    scores = _file_bm25(corpus, query, config)
     best = max(scores, default=0.0) or 1.0
-    return {d.path: s / best for d, s in zip(docs, scores) if s > 0 and d.path in pool}
+    return {d.path: s / best for d, s in zip(corpus.docs, scores) if s > 0 and d.path in pool}
 
 
 def _title_definitions(corpus: Corpus, title: str, names: Mapping[str, list[tuple[int, int]]],
@@ -237,8 +246,11 @@ def _walk(root: Path) -> list[str]:
 
 def build_corpus(root: Path, repo_map: RepoMap | None = None,
                  cache_dir: Path | None = None) -> tuple[Corpus, dict[str, float] | None]:
-    """The lexical corpus of a tree (from the repo map's files and definitions when given) and PageRank scores."""
+    """The lexical corpus of a tree (from the repo map's files and definitions when given) and PageRank scores: a
+    tree of `INDEX_MIN_FILES` or more mapped files is read from its persisted index (`funnel.localize.indexed`)."""
     cache = cache_dir or default_cache_dir()
+    if repo_map is not None and len(repo_map.files) >= INDEX_MIN_FILES:
+        return open_indexed(root, repo_map, cache), {f.path: float(f.score) for f in repo_map.files}
     if repo_map is not None:
         paths = [f.path for f in repo_map.files]
         corpus = Corpus.build(root, paths, definitions=repo_map.definitions, cache_dir=cache)

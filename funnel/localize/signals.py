@@ -99,7 +99,7 @@ class Evidence:
     sym_bonus: dict[tuple[int, int], float] = field(default_factory=dict)
     sym_reasons: dict[tuple[int, int], list[str]] = field(default_factory=dict)
     matcher: PathMatcher | None = None
-    names: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    names: Mapping[str, list[tuple[int, int]]] = field(default_factory=dict)
     """Every definition name of the corpus -> (file index, symbol index) of its definitions."""
 
     def __post_init__(self) -> None:
@@ -108,9 +108,7 @@ class Evidence:
         self.lines = self.lines or [[] for _ in docs]
         self.matcher = self.matcher or PathMatcher([d.path for d in docs])
         if not self.names:
-            for i, d in enumerate(docs):
-                for j, s in enumerate(d.symbols):
-                    self.names.setdefault(s.name, []).append((i, j))
+            self.names = self.corpus.names
 
     @property
     def docs(self) -> list[FileDoc]:
@@ -195,7 +193,7 @@ def constants(ev: Evidence, report: Report, weight: float, config: RankConfig) -
     texts, by_path = ev.corpus.texts, ev.corpus.by_path
     for const in [o for o in report.focus.options if not o.startswith("-")][:10]:
         pattern = re.compile(rf"^{re.escape(const)}\s*[:=]", re.M)
-        found = [p for p, t in texts.items() if const in t and pattern.search(t)]
+        found = [p for p in ev.corpus.find_literal(const) if pattern.search(texts[p])]
         if 0 < len(found) <= 3:
             for p in found:
                 i = by_path[p]
@@ -245,7 +243,7 @@ def messages(ev: Evidence, report: Report, weight: float, config: RankConfig) ->
     texts, by_path = ev.corpus.texts, ev.corpus.by_path
     for message in report.focus.messages[:8]:
         for key in literal_keys(message):
-            found = [p for p, t in texts.items() if key in t]
+            found = ev.corpus.find_literal(key)
             if 0 < len(found) <= 5:
                 for p in found:
                     i = by_path[p]

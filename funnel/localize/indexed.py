@@ -1,0 +1,230 @@
+"""The corpus of a large tree read from its persisted index (`corpus_index`): the same interface as
+`funnel.localize.corpus.Corpus`, loaded on use.
+
+File texts are read through the gate when a signal or the writer asks for one; a literal is looked for with
+ripgrep over the corpus' own files and confirmed in the texts it names, so the answer is the in-memory one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from funnel.localize.corpus import (
+    Corpus,
+    SymbolSpan,
+    count_file,
+    declares_version,
+    is_generated,
+    spans_of,
+    vendored_paths,
+)
+from funnel.localize.corpus_index import (
+    GENERATED,
+    OWN_VERSION,
+    SKIPPED,
+    SKIPPED_RECORD,
+    CorpusIndex,
+    FileRecord,
+    IndexStats,
+    index_path,
+)
+from funnel.tools._rg import find_rg
+from repomap.gate import Gate, Refused
+
+if TYPE_CHECKING:
+    from repomap import RepoMap
+
+__all__ = ("IndexedCorpus", "open_indexed")
+
+_ARG_BYTES = 400_000
+"""Bytes of paths per ripgrep call (well under the kernel's limit on a command line)."""
+
+
+class _Texts(Mapping[str, str]):
+    """File texts of a corpus, read through the gate on first use."""
+
+    def __init__(self, gate: Gate, paths: dict[str, int], max_bytes: int) -> None:
+        self._gate, self._paths, self._max = gate, paths, max_bytes
+        self._read: dict[str, str] = {}
+
+    def __getitem__(self, path: str) -> str:
+        if path not in self._paths:
+            raise KeyError(path)
+        text = self._read.get(path)
+        if text is None:
+            try:
+                data = self._gate.read_bytes(path, max_bytes=self._max)
+            except Refused:
+                data = b""
+            text = self._read[path] = data.decode("utf-8", errors="replace")
+        return text
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._paths
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+
+class _Doc:
+    """One file of an indexed corpus: its path and length at hand, its counts and definitions loaded on use."""
+
+    __slots__ = ("path", "length", "_doc", "_corpus")
+
+    def __init__(self, path: str, length: int, doc: int, corpus: IndexedCorpus) -> None:
+        self.path, self.length, self._doc, self._corpus = path, length, doc, corpus
+
+    @property
+    def terms(self) -> dict[str, int]:
+        """Term counts of path and content."""
+        return self._corpus.record(self._doc)[0]
+
+    @property
+    def symbol_terms(self) -> list[dict[str, int]]:
+        """Term counts of each definition."""
+        return self._corpus.record(self._doc)[1]
+
+    @property
+    def symbols(self) -> list[SymbolSpan]:
+        """Definitions in line order."""
+        return self._corpus.record(self._doc)[2]
+
+
+class _Names(Mapping[str, list[tuple[int, int]]]):
+    """Definition name → (file index, symbol index), looked up in the index one name at a time."""
+
+    def __init__(self, corpus: IndexedCorpus) -> None:
+        self._corpus = corpus
+        self._known: dict[str, list[tuple[int, int]]] = {}
+
+    def __getitem__(self, name: str) -> list[tuple[int, int]]:
+        if name not in self._known:
+            position = self._corpus.position
+            rows = self._corpus.index.names([name]).get(name, [])
+            self._known[name] = sorted((position[d], j) for d, j in rows if d in position)
+        hits = self._known[name]
+        if not hits:
+            raise KeyError(name)
+        return hits
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and bool(self.get(name))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._corpus.index.all_names())
+
+    def __len__(self) -> int:
+        return len(self._corpus.index.all_names())
+
+
+class IndexedCorpus(Corpus):
+    """A corpus whose counts, postings and names stay in its `CorpusIndex` until a query reads them."""
+
+    def __init__(self, root: Path, index: CorpusIndex, paths: list[str], gate: Gate, max_file_bytes: int,
+                 stats: IndexStats) -> None:
+        rows = index.documents()
+        kept = [p for p in paths if p in rows and not rows[p][2] & SKIPPED]
+        self.index = index
+        """The persisted index."""
+        self.stats = stats
+        """How the index was brought up to date for this corpus."""
+        self.position = {rows[p][0]: i for i, p in enumerate(kept)}
+        """Document id → index in `docs`."""
+        self._records: dict[int, tuple[dict[str, int], list[dict[str, int]], list[SymbolSpan]]] = {}
+        docs = [_Doc(p, rows[p][1], rows[p][0], self) for p in kept]
+        super().__init__(root, docs, _Texts(gate, dict.fromkeys(kept, 0), max_file_bytes))  # type: ignore[arg-type]
+        self._generated = frozenset(p for p in kept if rows[p][2] & GENERATED)
+        self._vendored = vendored_paths(root, kept, [p for p in kept if rows[p][2] & OWN_VERSION])
+        self._names_view = _Names(self)
+
+    def record(self, doc: int) -> tuple[dict[str, int], list[dict[str, int]], list[SymbolSpan]]:
+        """(term counts, definition term counts, definitions) of one document."""
+        if doc not in self._records:
+            self._load([doc])
+        return self._records[doc]
+
+    def _load(self, docs: Iterable[int]) -> None:
+        for doc, (terms, sym_terms, spans) in self.index.records(docs).items():
+            self._records[doc] = (terms, sym_terms, [SymbolSpan(*s) for s in spans])
+
+    def prefetch(self, positions: Iterable[int]) -> None:
+        """Load the records of these files (by index in `docs`) in one query."""
+        self._load(d._doc for i in positions if (d := self.docs[i])._doc not in self._records)  # type: ignore[attr-defined]
+
+    def postings(self, terms: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
+        """(index in `docs`, count) of every file holding each term, in `docs` order."""
+        missing = [t for t in terms if t not in self._postings]
+        if missing:
+            found = self.index.postings(missing)
+            position = self.position
+            for term in missing:
+                refs = [(position[d], n) for d, n in found.get(term, []) if d in position]
+                self._postings[term] = sorted(refs)
+        return self._postings
+
+    @property
+    def names(self) -> Mapping[str, list[tuple[int, int]]]:
+        """Every definition name → (file index, symbol index) of its definitions, in `docs` order."""
+        return self._names_view
+
+    def find_literal(self, needle: str) -> list[str]:
+        """Paths of the files whose text contains `needle`, in `docs` order: ripgrep names the candidates, the
+        gated texts confirm them."""
+        if not needle or "\n" in needle or "\r" in needle or "\0" in needle:
+            return super().find_literal(needle)
+        hits = _rg_files_with(self.root, needle, list(self.texts))
+        return [d.path for d in self.docs if d.path in hits and needle in self.texts[d.path]]
+
+
+def _rg_files_with(root: Path, needle: str, paths: list[str]) -> set[str]:
+    """The files of `paths` (relative to `root`) holding the bytes of `needle`, by ripgrep (fixed string, every
+    byte searched as is, no ignore rules: the list is the corpus')."""
+    found: set[str] = set()
+    base = [find_rg(), "--no-config", "--files-with-matches", "--fixed-strings", "--text", "--encoding", "none",
+            "--no-ignore", "--hidden", "--no-messages", "--null", "-e", needle, "--"]
+    chunk: list[str] = []
+    size = 0
+    for path in paths + [""]:
+        if path and size + len(path) < _ARG_BYTES:
+            chunk.append(path)
+            size += len(path) + 1
+            continue
+        if chunk:
+            done = subprocess.run(base + chunk, cwd=root, capture_output=True)
+            found.update(p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
+        chunk, size = ([path], len(path) + 1) if path else ([], 0)
+    return found
+
+
+def _reader(gate: Gate, repo_map: RepoMap, max_file_bytes: int):
+    def read(path: str) -> FileRecord:
+        try:
+            data = gate.read_bytes(path, max_bytes=max_file_bytes)
+        except Refused:
+            return SKIPPED_RECORD
+        if len(data) > max_file_bytes or b"\0" in data[:8192]:
+            return SKIPPED_RECORD
+        text = data.decode("utf-8", errors="replace")
+        spans = spans_of(repo_map.definitions(path))
+        terms, length, sym_terms = count_file(path, text, spans)
+        flags = (GENERATED if is_generated(text) else 0) | (OWN_VERSION if declares_version(path, text) else 0)
+        return FileRecord(terms, length, sym_terms, [dataclasses.astuple(s) for s in spans], flags)
+    return read
+
+
+def open_indexed(root: Path, repo_map: RepoMap, cache_dir: Path, *, max_file_bytes: int = 1_000_000) -> IndexedCorpus:
+    """The corpus of the map's tree from its index in `cache_dir`, brought up to date first."""
+    gate = Gate(root)
+    paths = [f.path for f in repo_map.files]
+    entries = sorted((p, repo_map.content_key(p) or b"") for p in paths)
+    index = CorpusIndex(index_path(cache_dir, root))
+    stats = index.sync(entries, repo_map.tree_key, _reader(gate, repo_map, max_file_bytes))
+    index.begin_read()
+    return IndexedCorpus(root, index, paths, gate, max_file_bytes, stats)
