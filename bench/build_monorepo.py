@@ -3,8 +3,9 @@
 Usage: python bench/build_monorepo.py --out /work/monorepo [--mirrors /work/.mirror] [--limit-files N]
 
 Each `owner+name/repo` git directory under `--mirrors` is archived at its HEAD into `OUT/owner+name/` (blobs a
-snapshot lacks are skipped). `--limit-files N` keeps only the first N files in path order over the whole tree, to
-build the smaller trees of the growth curve (`--limit-files 5000`, `20000`). The result lives outside the
+snapshot lacks are skipped). `--limit-files N` keeps about N files in all, to
+build the smaller trees of the growth curve (`--limit-files 5000`, `20000`): every project keeps the same share of
+its files, the first in path order. The result lives outside the
 repository and is never committed; `OUT/.git` makes it one repository, the way a real monorepo is one.
 """
 
@@ -72,12 +73,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.out} is not empty; remove it first", file=sys.stderr)
         return 2
     plan = [(git_dir, git_dir.parent.name, tracked_files(git_dir)) for git_dir in mirrors_under(args.mirrors)]
-    budget = args.limit_files or sum(len(files) for _, _, files in plan)
+    everything = sum(len(files) for _, _, files in plan)
+    share = min(1.0, args.limit_files / everything) if args.limit_files else 1.0
     total = 0
     for git_dir, folder, files in plan:
-        keep = files[: max(0, budget - total)]
-        if not keep:
-            break
+        keep = files[: round(len(files) * share)]
         write_tree(git_dir, args.out / folder, keep)
         total += len(keep)
         print(f"{folder}: {len(keep)} files", flush=True)

@@ -8,6 +8,7 @@ and reads tool output back (search hits, numbered lines).
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from dataclasses import dataclass
 
 from repomap.focus import Focus
@@ -40,13 +41,27 @@ def search_terms(focus: Focus, *, limit: int = 2) -> list[str]:
     return out
 
 
-def symbol_queries(focus: Focus, known: set[str], *, limit: int = 2) -> list[str]:
-    """Names from the report that the symbol index defines, qualified names first, code-written ones before prose."""
+def looks_like_code(ident: str, focus: Focus, text: str = "") -> bool:
+    """A name written the way code is: in backticks or a code block, in a stack frame, qualified (`a.b`, `a::b`),
+    with an underscore or a capital after its first letter, or called (`name(` in `text`). A plain word of the
+    prose (`class`, `with`, `Session` at the start of a sentence) is not."""
+    if ident in focus.code_identifiers or "." in ident or "::" in ident or "_" in ident:
+        return True
+    if any(c.isupper() for c in ident[1:]):
+        return True
+    if any(f.function and re.split(r"[.:]", f.function)[-1] == ident for f in focus.frames):
+        return True
+    return re.search(rf"(?<![\w.]){re.escape(ident)}\(", text) is not None
+
+
+def symbol_queries(focus: Focus, known: Container[str], *, limit: int = 2, text: str = "") -> list[str]:
+    """Names from the report that the symbol index defines and that look like code (`looks_like_code`), qualified
+    names first, code-written ones before the rest."""
     code = set(focus.code_identifiers)
     ranked: list[tuple[int, int, str]] = []
     for pos, ident in enumerate(focus.identifiers):
         plain = re.split(r"\.|::", ident)[-1]
-        if len(plain) < 4 or plain not in known:
+        if len(plain) < 4 or not looks_like_code(ident, focus, text) or plain not in known:
             continue
         qualified = ident != plain
         ranked.append((0 if qualified and ident in code else 1 if ident in code else 2, pos, ident))

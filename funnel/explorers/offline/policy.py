@@ -117,8 +117,7 @@ class OfflinePolicy:
             plan: list[tuple[str, dict[str, Any]]] = []
             for term in search_terms(self.focus, limit=self.config.searches):
                 plan.append((ToolName.search, {"pattern": term, "fixed_strings": True}))
-            known = {s.name for d in self.corpus.docs for s in d.symbols}
-            for name in symbol_queries(self.focus, known, limit=self.config.lookups):
+            for name in symbol_queries(self.focus, self.corpus.names, limit=self.config.lookups, text=self.text):
                 plan.append((ToolName.find_symbol, {"name": name}))
             if not plan and self.ranking.candidates and self.ranking.candidates[0].symbols:
                 plan.append((ToolName.find_symbol, {"name": self.ranking.candidates[0].symbols[0].span.name}))

@@ -406,3 +406,11 @@ def test_vendored_copies_of_other_projects_rank_below_the_project_s_own_code(tmp
     unweighted = [c.path for c in rank(corpus, text, Focus.from_text(text), config=RankConfig(vendored_factor=1.0)).candidates]
     assert unweighted[0] == "web/packages/pool3/exceptions.py"
     assert paths[0] == "web/adapters.py"
+
+
+def test_symbol_queries_never_look_up_plain_words_of_the_prose():
+    text = "Using the class with a Session: the request fails. Calling fetch_all() or parse() or `Loader` breaks too."
+    focus = Focus.from_text(text)
+    known = {"class", "with", "Session", "request", "fetch_all", "parse", "Loader", "Calling", "Using"}
+    asked = symbol_queries(focus, known, limit=10, text=text)
+    assert set(asked) == {"fetch_all", "parse", "Loader"}

@@ -1,0 +1,154 @@
+"""Monorepo scale: map and investigate a tree of tens of thousands of files, this code beside a baseline checkout.
+
+Usage:
+  python bench/bench_monorepo.py --trees /work/mono [--sizes 5000,20000,44000] [--baseline /work/anchor]
+                                 [--mirrors /work/.mirror] [--json FILE]
+
+Trees: `--trees DIR` holds `mono-N` for each size N, built by `bench/build_monorepo.py --limit-files N` from the
+fetched repositories when absent (outside this repository; never commit them). Per size and per code tree (this
+checkout, then `--baseline`), each step runs in a new process with its own cache directory:
+- cold map: `bugsleuth map` with an empty cache (wall time, peak RSS);
+- warm map: the same again;
+- first and second investigation (`--no-history`, map cached): wall time, tool calls, the file named first;
+- find_symbol: one lookup of a class name and one of a method name in a process whose map is warm.
+The reports are about one Java class, one Go function and one Rust method of the monorepo; the file each names is
+checked against the file the report is about (written with the report, not taken from any data set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPORTS = [
+    ("java", "google+gson/gson/src/main/java/com/google/gson/stream/JsonReader.java",
+     "JsonReader.nextInt() rejects a number written with an exponent\n\nReading `1e2` with "
+     "`JsonReader.nextInt()` in lenient mode throws:\n\n    java.lang.NumberFormatException: Expected an int but "
+     "was 1e2 at line 1 column 4 path $\n\nThe value is a whole number, so peekNumber and nextInt should accept "
+     "it the way nextLong does.\n"),
+    ("go", "gin-gonic+gin/context.go",
+     "c.ShouldBindQuery ignores the `form` default tag for slices\n\nWith `Tags []string "
+     "form:\"tags,default=a\"` and no `tags` query parameter, `ShouldBindQuery` in the gin Context leaves the "
+     "slice empty instead of the default. Binding a plain string field honours the default.\n"),
+    ("rust", "clap-rs+clap/clap_builder/src/builder/command.rs",
+     "Command::try_get_matches_from panics when a subcommand has the same alias as an argument\n\n"
+     "thread 'main' panicked at clap_builder/src/builder/debug_asserts.rs: Command app: long alias `run` is "
+     "already in use\n\nCalling `Command::try_get_matches_from` should return an error, not panic, "
+     "and `Command::debug_assert` should name the subcommand.\n"),
+]
+"""(language, the file the report is about, the report)."""
+SYMBOLS = ("JsonReader", "nextInt")
+"""Names looked up by the find_symbol step."""
+
+CLI = [sys.executable, "-c", "import sys; from app.cli import main; sys.exit(main())"]
+"""The `bugsleuth` command of whichever checkout PYTHONPATH names."""
+_LOOKUP = """
+import sys, time
+from repomap import build_repo_map
+from funnel.tools import Sandbox
+from funnel.tools._symbols import find_symbol
+m = build_repo_map(sys.argv[1])
+sb = Sandbox(sys.argv[1])
+out = []
+for name in sys.argv[2:]:
+    t = time.perf_counter(); r = find_symbol(sb, m.index, name); first = time.perf_counter() - t
+    t = time.perf_counter(); find_symbol(sb, m.index, name); again = time.perf_counter() - t
+    out.append([name, len(r.hits), round(first * 1000, 1), round(again * 1000, 1)])
+print(out)
+"""
+
+
+def run_one(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
+    """(wall seconds, peak RSS in MB, stdout) of `cmd`, run under a fresh helper process so that the peak RSS of
+    its children is the command's own."""
+    wrapper = [sys.executable, "-c", "import os, resource, subprocess, sys, time; t = time.perf_counter(); "
+               "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); w = time.perf_counter() - t; "
+               "r = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss; "
+               "sys.stdout.write(f'{w} {r}\\n' + p.stdout)", *cmd]
+    done = subprocess.run(wrapper, env=env, capture_output=True, text=True)
+    head, _, out = done.stdout.partition("\n")
+    wall, rss = head.split()
+    return float(wall), int(rss) // 1024, out
+
+
+def investigate(code: Path, tree: Path, report: str, env: dict[str, str]) -> dict:
+    """One offline investigation: wall time, tool calls and the files named."""
+    with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as fh:
+        fh.write(report)
+    wall, rss, out = run_one([*CLI, "investigate", str(tree), "--report", fh.name,
+                              "--no-history", "--json", "--quiet"], env)
+    os.unlink(fh.name)
+    try:
+        result = json.loads(out)
+    except json.JSONDecodeError:
+        return {"s": round(wall, 2), "error": out[-300:]}
+    files = list(dict.fromkeys(f["path"] for f in result.get("affected_files", [])))
+    calls = result.get("stats", {}).get("tool_calls")
+    return {"s": round(wall, 2), "rss_mb": rss, "files": files[:3], "tool_calls": calls}
+
+
+def bench_code(code: Path, tree: Path, cache: Path, sizes_note: str) -> dict:
+    """Every step for one code checkout on one tree."""
+    env = dict(os.environ, PYTHONPATH=str(code), BUGSLEUTH_CACHE_DIR=str(cache))
+    cli = [*CLI, "map", str(tree), "--tokens", "1024"]
+    row: dict = {"code": str(code), "tree": sizes_note}
+    row["cold_map_s"], row["cold_map_rss_mb"], _ = run_one(cli, env)
+    row["warm_map_s"], row["warm_map_rss_mb"], _ = run_one(cli, env)
+    runs = {}
+    for lang, expected, report in REPORTS:
+        first = investigate(code, tree, report, env)
+        second = investigate(code, tree, report, env)
+        first["right_file"] = second["right_file"] = bool(second.get("files")) and second["files"][0] == expected
+        runs[lang] = {"first": first, "second": second}
+    row["investigations"] = runs
+    row["second_investigation_median_s"] = statistics.median(r["second"]["s"] for r in runs.values())
+    row["first_investigation_median_s"] = statistics.median(r["first"]["s"] for r in runs.values())
+    _, _, out = run_one([sys.executable, "-c", _LOOKUP, str(tree), *SYMBOLS], env)
+    row["find_symbol"] = out.strip()
+    return row
+
+
+def ensure_tree(trees: Path, size: int, mirrors: Path) -> Path:
+    """The monorepo of `size` files under `trees`, built when absent."""
+    tree = trees / f"mono-{size}"
+    if not tree.exists():
+        subprocess.run([sys.executable, str(HERE / "build_monorepo.py"), "--out", str(tree), "--mirrors", str(mirrors),
+                        "--limit-files", str(size)], check=True, stdout=subprocess.DEVNULL)
+    return tree
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; print one JSON object per (size, code) and a summary table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trees", type=Path, required=True)
+    parser.add_argument("--sizes", default="5000,20000,44000")
+    parser.add_argument("--baseline", type=Path, help="a checkout of the previous commit, run side by side")
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--full-only", action="store_true", help="investigate only on the largest tree")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    codes = [HERE.parent] + ([args.baseline.resolve()] if args.baseline else [])
+    rows = []
+    for size in [int(s) for s in args.sizes.split(",")]:
+        tree = ensure_tree(args.trees, size, args.mirrors)
+        files = sum(1 for _ in tree.rglob("*") if _.is_file())
+        for code in codes:
+            with tempfile.TemporaryDirectory(prefix="bench-mono-") as cache:
+                row = bench_code(code, tree, Path(cache), f"{size} ({files} files)")
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
