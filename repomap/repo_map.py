@@ -18,6 +18,7 @@ from repomap.focus import Focus
 from repomap.gate import Gate, Refused
 from repomap.graph import Graph
 from repomap.index import SymbolIndex
+from repomap.names import NameStore
 from repomap.languages import EXTENSIONS, FAMILY, language_for
 from repomap.rank import Ranking, rank
 from repomap.render import RenderInput, render_map
@@ -115,6 +116,8 @@ class _Corpus:
     """Path → index in `paths`."""
     tree_key: bytes | None = None
     """Digest of `paths` and `keys`, computed on first use (`RepoMap.tree_key`)."""
+    key_position: dict[bytes, int] | None = None
+    """Content key → an index in `paths` with that key, built on first use."""
 
 
 class RepoMap:
@@ -138,8 +141,10 @@ class RepoMap:
         self.files: list[RankedFile] = [RankedFile(corpus.paths[i], scores[i]) for i in order]
         """Every indexed file, best first."""
         self._symbols: list[RankedSymbol] | None = None
-        self.index = SymbolIndex(self._load_definitions, corpus.paths, {corpus.paths[i]: r for r, i in enumerate(order)})
-        """Definition lookup over the whole tree."""
+        store = NameStore(corpus.cache.db, lambda: self.tree_key, corpus.keys, self._defs_of_key)
+        self.index = SymbolIndex(self._load_definitions, corpus.paths, {corpus.paths[i]: r for r, i in enumerate(order)},
+                                 store=store, keys=corpus.keys)
+        """Definition lookup over the whole tree (names from the persisted index beside the tags cache)."""
         t = time.perf_counter()
         stats.timings["rank"] = t - started
         self.text, self.files_shown = self._render(token_budget)
@@ -148,6 +153,11 @@ class RepoMap:
     def _load_definitions(self, path: str) -> list[Definition]:
         i = self._corpus.position.get(path)
         return self._corpus.tags[i].definitions(path) if i is not None else []
+
+    def _defs_of_key(self, key: bytes) -> tuple:
+        if self._corpus.key_position is None:
+            self._corpus.key_position = {k: i for i, k in enumerate(self._corpus.keys)}
+        return self._corpus.tags[self._corpus.key_position[key]].defs
 
     def _symbol_scores(self, fi: int) -> list[float]:
         defs = self._corpus.tags[fi].defs
@@ -351,15 +361,19 @@ def _collect(
         cancel=cancel,
     )
     decoded: dict[bytes, FileTags] = {}
-    for key, core, refs, parsed in rows:
+    name_keys: list[bytes] = []
+    name_rows: list[tuple[str, bytes]] = []
+    for key, core, refs, parsed, names in rows:
         stored[key] = core
         new_rows.append((key, core, refs))
+        name_keys.append(key)
+        name_rows.extend(names)
         if parsed is not None:
             decoded[key] = FileTags(parsed.defs, "", b"", b"", parsed.agg_names, parsed.agg_kinds, parsed.agg_counts,
                                     parsed.parse_error)
     stats.cache_misses = len(rows)
     stats.timings["parse"] = time.perf_counter() - t
-    cache.store(new_rows, stat_rows)
+    cache.store(new_rows, stat_rows, (name_keys, name_rows))
 
     paths: list[str] = []
     cores: list[bytes] = []
