@@ -17,6 +17,7 @@ from pathlib import Path
 
 from repomap import lru
 from repomap import names as _names
+from repomap import walk_snapshot as _walks
 from repomap.languages import grammar_versions
 from repomap.tags import FileTags
 
@@ -117,6 +118,7 @@ class TagCache:
             db.execute("PRAGMA synchronous = NORMAL")
         db.executescript(_SCHEMA)
         db.executescript(_names.SCHEMA)
+        db.executescript(_walks.SCHEMA)
         lru.add_used_column(db, "tags")
         return db
 
@@ -144,6 +146,23 @@ class TagCache:
                 f"SELECT key, core, used_s FROM tags WHERE key IN ({marks})", chunk
             ):
                 out[key] = core
+                used[key] = used_s
+        lru.touch(self._db, TABLES[0], list(out), used)
+        return out
+
+    def present(self, keys: Iterable[bytes]) -> dict[bytes, bool]:
+        """Which of the keys have stored tags (→ True when stored as binary), without reading the blobs; their
+        last use is recorded like `load_core`'s."""
+        keys = list(keys)
+        out: dict[bytes, bool] = {}
+        used: dict[object, int] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            marks = ",".join("?" * len(chunk))
+            for key, binary, used_s in self._db.execute(
+                f"SELECT key, core = ?, used_s FROM tags WHERE key IN ({marks})", (BINARY, *chunk)
+            ):
+                out[key] = bool(binary)
                 used[key] = used_s
         lru.touch(self._db, TABLES[0], list(out), used)
         return out
