@@ -528,10 +528,10 @@ def build_repo_map(
     stats.files_indexed = len(paths)
     stats.definitions = int(graph.file_defs.sum())
     stats.parse_errors = int(graph.file_errors.sum())
-    stats.cores_decoded = tags.decoded
     stats.skipped = dict(sorted(walked.skipped.items()))
     stats.languages = dict(sorted(languages.items()))
     corpus = _Corpus(root, paths, tags, keys, stats.languages, graph, cache, stats, {p: i for i, p in enumerate(paths)})
     repo_map = RepoMap(corpus, _as_focus(focus), token_budget, stats)
+    stats.cores_decoded = tags.decoded
     stats.seconds = time.perf_counter() - started
     return repo_map

@@ -51,10 +51,10 @@ def store(db: sqlite3.Connection, name: str, walked: WalkResult, skipped: dict[s
     """Keep the walk (its files with their content keys, its skip counts `skipped`) unless it is not safe to;
     True when stored."""
     now = time.time_ns()
-    if walked.linked or any(now - m <= _RACY_NS or now - c <= _RACY_NS for _, m, c in walked.dirs):
+    if walked.linked or any(now - m <= _RACY_NS for _, m, _c in walked.dirs):
         return False
     ignores = [(p, _sig(p)) for p in dict.fromkeys(consulted)]
-    if any(sig is not None and now - sig[2] <= _RACY_NS for _, sig in ignores):
+    if any(sig is not None and now - sig[1] <= _RACY_NS for _, sig in ignores):
         return False
     files = [(f.path, f.size, f.mtime_ns, keys.get(f.path) if now - f.mtime_ns > _RACY_NS else None)
              for f in walked.files]
