@@ -10,6 +10,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from repomap.cache import encode
 from repomap.languages import grammar
+from repomap.names import index_rows
 from repomap.tags import FileTags, extract_tags
 from repomap.walk import MapCancelled
 
@@ -18,8 +19,8 @@ _CANCEL_POLL_S = 0.05
 
 Job = tuple[bytes, str, bytes]
 """(cache key, language, file bytes)."""
-Row = tuple[bytes, bytes, bytes, "FileTags | None"]
-"""(cache key, core blob, refs blob, the tags themselves when parsed in this process)."""
+Row = tuple[bytes, bytes, bytes, "FileTags | None", list[tuple[str, bytes]]]
+"""(cache key, core blob, refs blob, the tags themselves when parsed in this process, the name index rows)."""
 
 
 def parse_batch(jobs: list[Job], max_signature_chars: int, keep: bool = False,
@@ -32,7 +33,7 @@ def parse_batch(jobs: list[Job], max_signature_chars: int, keep: bool = False,
             raise MapCancelled("cancelled while parsing")
         tags = extract_tags(data, language, max_signature_chars=max_signature_chars)
         core, refs = encode(tags)
-        rows.append((key, core, refs, tags if keep else None))
+        rows.append((key, core, refs, tags if keep else None, index_rows(key, tags.defs)))
     return rows
 
 

@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from repomap import lru
+from repomap import names as _names
+from repomap import walk_snapshot as _walks
 from repomap.languages import grammar_versions
 from repomap.tags import FileTags
 
@@ -115,6 +117,8 @@ class TagCache:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
         db.executescript(_SCHEMA)
+        db.executescript(_names.SCHEMA)
+        db.executescript(_walks.SCHEMA)
         lru.add_used_column(db, "tags")
         return db
 
@@ -146,13 +150,37 @@ class TagCache:
         lru.touch(self._db, TABLES[0], list(out), used)
         return out
 
+    def present(self, keys: Iterable[bytes]) -> dict[bytes, bool]:
+        """Which of the keys have stored tags (→ True when stored as binary), without reading the blobs; their
+        last use is recorded like `load_core`'s."""
+        keys = list(keys)
+        out: dict[bytes, bool] = {}
+        used: dict[object, int] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            marks = ",".join("?" * len(chunk))
+            for key, binary, used_s in self._db.execute(
+                f"SELECT key, core = ?, used_s FROM tags WHERE key IN ({marks})", (BINARY, *chunk)
+            ):
+                out[key] = bool(binary)
+                used[key] = used_s
+        lru.touch(self._db, TABLES[0], list(out), used)
+        return out
+
     def load_refs(self, key: bytes) -> bytes | None:
         """The stored reference blob of one key."""
         row = self._db.execute("SELECT refs FROM tags WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    def store(self, rows: list[tuple[bytes, bytes, bytes]], stats: list[tuple[str, int, int, bytes]]) -> None:
-        """Add tag rows `(key, core, refs)` and pre-check rows `(real path, size, mtime_ns, key)` in one transaction."""
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The open connection (for the indexes kept beside the tags, such as `repomap.names`)."""
+        return self._db
+
+    def store(self, rows: list[tuple[bytes, bytes, bytes]], stats: list[tuple[str, int, int, bytes]],
+              names: tuple[list[bytes], list[tuple[str, bytes]]] = ([], [])) -> None:
+        """Add tag rows `(key, core, refs)`, pre-check rows `(real path, size, mtime_ns, key)` and the name index
+        rows `(keys indexed, (name, key) rows)` of parsed files in one transaction."""
         if not rows and not stats:
             return
         now = time.time_ns()
@@ -164,6 +192,7 @@ class TagCache:
                 [(*row, now // 1_000_000_000) for row in rows],
             )
             self._db.executemany("INSERT OR REPLACE INTO files (path, size, mtime_ns, key) VALUES (?, ?, ?, ?)", fresh)
+            _names.add_rows(self._db, *names)
             self._db.execute("COMMIT")
         except sqlite3.Error:
             try:
@@ -224,6 +253,7 @@ class TagCache:
         if dropped:
             try:
                 self._db.execute("DELETE FROM files WHERE key NOT IN (SELECT key FROM tags)")
+                _names.forget_evicted(self._db)
             except sqlite3.Error:
                 pass
         return dropped

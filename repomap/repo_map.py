@@ -18,11 +18,13 @@ from repomap.focus import Focus
 from repomap.gate import Gate, Refused
 from repomap.graph import Graph
 from repomap.index import SymbolIndex
+from repomap.names import NameStore
 from repomap.languages import EXTENSIONS, FAMILY, language_for
 from repomap.rank import Ranking, rank
 from repomap.render import RenderInput, render_map
 from repomap.tags import Definition, FileTags, Reference
-from repomap.walk import MapCancelled, SkipReason, WalkResult, walk_files
+from repomap import walk_snapshot as _walks
+from repomap.walk import IgnoreRules, MapCancelled, SkipReason, WalkResult, walk_files
 
 
 _GRAPH_VERSION = 5
@@ -89,6 +91,15 @@ class MapStats:
     graph_files: int = 0
     """Files the graph was (re)built for in this build: all when built, the changed, added and removed ones when
     patched, none from a snapshot."""
+    walk: str = ""
+    """How the file list was found: `walked` (every directory listed and judged) or `snapshot` (the last walk of
+    this directory, its directories, ignore files and files found unchanged by their stats)."""
+    files_hashed: int = 0
+    """Files read and hashed in this build (not trusted to the stat pre-check)."""
+    precheck_rows: int = 0
+    """Stat pre-check rows read from the cache's `files` table (0 when the walk snapshot supplied them)."""
+    cores_decoded: int = 0
+    """Files whose cached tags were read and decoded by the build itself (rendering and graph work)."""
 
 
 @dataclass
@@ -115,6 +126,8 @@ class _Corpus:
     """Path → index in `paths`."""
     tree_key: bytes | None = None
     """Digest of `paths` and `keys`, computed on first use (`RepoMap.tree_key`)."""
+    key_position: dict[bytes, int] | None = None
+    """Content key → an index in `paths` with that key, built on first use."""
 
 
 class RepoMap:
@@ -138,8 +151,10 @@ class RepoMap:
         self.files: list[RankedFile] = [RankedFile(corpus.paths[i], scores[i]) for i in order]
         """Every indexed file, best first."""
         self._symbols: list[RankedSymbol] | None = None
-        self.index = SymbolIndex(self._load_definitions, corpus.paths, {corpus.paths[i]: r for r, i in enumerate(order)})
-        """Definition lookup over the whole tree."""
+        store = NameStore(corpus.cache.db, lambda: self.tree_key, corpus.keys, self._defs_of_key)
+        self.index = SymbolIndex(self._load_definitions, corpus.paths, {corpus.paths[i]: r for r, i in enumerate(order)},
+                                 store=store, keys=corpus.keys)
+        """Definition lookup over the whole tree (names from the persisted index beside the tags cache)."""
         t = time.perf_counter()
         stats.timings["rank"] = t - started
         self.text, self.files_shown = self._render(token_budget)
@@ -148,6 +163,11 @@ class RepoMap:
     def _load_definitions(self, path: str) -> list[Definition]:
         i = self._corpus.position.get(path)
         return self._corpus.tags[i].definitions(path) if i is not None else []
+
+    def _defs_of_key(self, key: bytes) -> tuple:
+        if self._corpus.key_position is None:
+            self._corpus.key_position = {k: i for i, k in enumerate(self._corpus.keys)}
+        return self._corpus.tags[self._corpus.key_position[key]].defs
 
     def _symbol_scores(self, fi: int) -> list[float]:
         defs = self._corpus.tags[fi].defs
@@ -262,9 +282,12 @@ class _LazyTags:
     """Tags per file, decoded from their cache rows on first use: a warm build reads only the files it renders
     (and those whose graph rows it patches)."""
 
-    def __init__(self, cores: list[bytes], tags: list[FileTags | None]) -> None:
-        self._cores = cores
+    def __init__(self, keys: list[bytes], tags: list[FileTags | None], cache: _cache.TagCache) -> None:
+        self._keys = keys
         self._tags = tags
+        self._cache = cache
+        self.decoded = 0
+        """Files decoded from their cache rows so far."""
 
     def __len__(self) -> int:
         return len(self._tags)
@@ -272,8 +295,20 @@ class _LazyTags:
     def __getitem__(self, i: int) -> FileTags:
         tags = self._tags[i]
         if tags is None:
-            tags = self._tags[i] = _cache.decode_core(self._cores[i])
+            core = self._cache.load_core([self._keys[i]]).get(self._keys[i])
+            # a row evicted by another process since the build saw it: the file maps as empty until rebuilt
+            tags = self._tags[i] = _cache.decode_core(core) if core else FileTags()
+            self.decoded += 1
         return tags
+
+    def prefetch(self) -> None:
+        """Decode every file not decoded yet, reading their rows in batches (a graph built from all tags)."""
+        todo = [i for i, t in enumerate(self._tags) if t is None]
+        cores = self._cache.load_core(dict.fromkeys(self._keys[i] for i in todo))
+        for i in todo:
+            core = cores.get(self._keys[i])
+            self._tags[i] = _cache.decode_core(core) if core else FileTags()
+        self.decoded += len(todo)
 
     def __iter__(self):
         return map(self.__getitem__, range(len(self._tags)))
@@ -281,14 +316,17 @@ class _LazyTags:
 
 def _collect(
     gate: Gate, walked: WalkResult, config: MapConfig, cache: _cache.TagCache, stats: MapStats,
-    cancel: threading.Event | None,
-) -> tuple[list[str], _LazyTags, list[bytes], dict[str, int]]:
-    """Hash (or pre-check), load cached tags and parse the rest; skipped files are counted in `walked`.
-    Every file is read through `gate`; raises `MapCancelled` once `cancel` is set."""
+    cancel: threading.Event | None, known: dict[str, tuple[int, int, bytes]] | None = None,
+) -> tuple[list[str], _LazyTags, list[bytes], dict[str, int], dict[str, bytes]]:
+    """Hash (or pre-check against `known`, else the cache's rows), find cached tags and parse the rest; skipped
+    files are counted in `walked`. Every file is read through `gate`; raises `MapCancelled` once `cancel` is set.
+    Also returns the content key of every supported file."""
     root = gate.root
     t = time.perf_counter()
     real_root = os.path.realpath(root)
-    known = cache.known_files(real_root) if cache.persistent else {}
+    if known is None:
+        known = cache.known_files(real_root) if cache.persistent else {}
+        stats.precheck_rows = len(known)
     keys: dict[str, bytes] = {}
     langs: dict[str, str] = {}
     to_parse: list[tuple[bytes, str, bytes]] = []
@@ -313,12 +351,14 @@ def _collect(
             walked.skip(SkipReason(refused.reason.value))
             continue
         key = keys[f.path] = _cache.content_key(spec.name, data)
+        stats.files_hashed += 1
         pending[f.path] = _cache.BINARY if b"\0" in data[: config.sniff_bytes] else data
         stat_rows.append((real, f.size, f.mtime_ns, key))
     stats.timings["hash"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    stored = cache.load_core(dict.fromkeys(keys.values()))
+    present = cache.present(dict.fromkeys(keys.values()))
+    stored: dict[bytes, bytes] = {k: _cache.BINARY for k, binary in present.items() if binary}
     stats.timings["load"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -326,7 +366,7 @@ def _collect(
     jobs: list[tuple[bytes, str, bytes]] = []
     queued: set[bytes] = set()
     for path, key in keys.items():
-        if key in stored or key in queued:
+        if key in present or key in queued:
             continue
         data = pending.get(path)
         if data is None:  # pre-check said known but the row is gone: read again
@@ -351,25 +391,28 @@ def _collect(
         cancel=cancel,
     )
     decoded: dict[bytes, FileTags] = {}
-    for key, core, refs, parsed in rows:
+    name_keys: list[bytes] = []
+    name_rows: list[tuple[str, bytes]] = []
+    for key, core, refs, parsed, names in rows:
         stored[key] = core
         new_rows.append((key, core, refs))
+        name_keys.append(key)
+        name_rows.extend(names)
         if parsed is not None:
             decoded[key] = FileTags(parsed.defs, "", b"", b"", parsed.agg_names, parsed.agg_kinds, parsed.agg_counts,
                                     parsed.parse_error)
     stats.cache_misses = len(rows)
     stats.timings["parse"] = time.perf_counter() - t
-    cache.store(new_rows, stat_rows)
+    cache.store(new_rows, stat_rows, (name_keys, name_rows))
 
     paths: list[str] = []
-    cores: list[bytes] = []
     tags: list[FileTags | None] = []
     key_list: list[bytes] = []
     languages: dict[str, int] = {}
     parsed_keys = {r[0] for r in rows}
     for path in sorted(keys):
         key = keys[path]
-        core = stored.get(key)
+        core = stored.get(key, b"" if key in present else None)
         if core is None:
             walked.skip(SkipReason.unreadable)
             continue
@@ -379,11 +422,10 @@ def _collect(
         if key not in parsed_keys:
             stats.cache_hits += 1
         paths.append(path)
-        cores.append(core)
         tags.append(decoded.get(key))
         key_list.append(key)
         languages[langs[path]] = languages.get(langs[path], 0) + 1
-    return paths, _LazyTags(cores, tags), key_list, languages
+    return paths, _LazyTags(key_list, tags, cache), key_list, languages, keys
 
 
 def _graph(root: Path, corpus_rows: tuple[list[str], _LazyTags, list[bytes]], cache: _cache.TagCache,
@@ -420,12 +462,26 @@ def _graph(root: Path, corpus_rows: tuple[list[str], _LazyTags, list[bytes]], ca
                     return _graphs.assemble(tables)
             except Exception:
                 pass
+    tags.prefetch()
     tables = _graphs.tables_from_tags(paths, tags, families, keys)
     graph = _graphs.assemble(tables)
     stats.graph, stats.graph_files = "built", len(paths)
     if use_snapshots:
         cache.store_graph(snapshot_key, _graphs.dumps(graph), base=(base_key, _graphs.dumps(tables)))
     return graph
+
+
+def _walk(root: Path, config: MapConfig, gate: Gate, cache: _cache.TagCache, cancel: threading.Event | None
+          ) -> tuple[WalkResult, dict[str, tuple[int, int, bytes]] | None, list[str] | None]:
+    """The files to map: from the last walk of this directory when nothing it depends on changed (with the
+    pre-check rows of unchanged files and the ignore files consulted), else walked (pre-check rows None)."""
+    if cache.persistent:
+        found = _walks.load(cache.db, _walks.snapshot_name(str(root), config, EXTENSIONS), str(root), config)
+        if found is not None:
+            return found
+    rules = IgnoreRules(root, config)
+    walked = walk_files(root, config, extensions=EXTENSIONS, sniff=False, rules=rules, gate=gate, cancel=cancel)
+    return walked, None, rules.consulted
 
 
 def build_repo_map(
@@ -453,12 +509,17 @@ def build_repo_map(
     config = config or MapConfig()
     stats = MapStats()
     t = time.perf_counter()
-    gate = Gate(root, deny=config.deny)
-    walked = walk_files(root, config, extensions=EXTENSIONS, sniff=False, gate=gate, cancel=cancel)
-    stats.timings["walk"] = time.perf_counter() - t
     cache = _cache.TagCache(Path(cache_dir) if cache_dir is not None else _cache.default_cache_dir())
     stats.cache_path = str(cache.path) if cache.path else None
-    paths, tags, keys, languages = _collect(gate, walked, config, cache, stats, cancel)
+    gate = Gate(root, deny=config.deny)
+    walked, known, consulted = _walk(root, config, gate, cache, cancel)
+    stats.walk = "walked" if known is None else "snapshot"
+    stats.timings["walk"] = time.perf_counter() - t
+    walk_skipped = dict(walked.skipped)  # before the files' own skips (unsupported, binary) are counted
+    paths, tags, keys, languages, all_keys = _collect(gate, walked, config, cache, stats, cancel, known)
+    if cache.persistent and (known is None or stats.files_hashed):
+        _walks.store(cache.db, _walks.snapshot_name(str(root), config, EXTENSIONS), walked, walk_skipped,
+                     consulted, all_keys)
     if cancel is not None and cancel.is_set():
         raise MapCancelled("cancelled before the graph was built")
     t = time.perf_counter()
@@ -471,5 +532,6 @@ def build_repo_map(
     stats.languages = dict(sorted(languages.items()))
     corpus = _Corpus(root, paths, tags, keys, stats.languages, graph, cache, stats, {p: i for i, p in enumerate(paths)})
     repo_map = RepoMap(corpus, _as_focus(focus), token_budget, stats)
+    stats.cores_decoded = tags.decoded
     stats.seconds = time.perf_counter() - started
     return repo_map

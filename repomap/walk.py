@@ -70,6 +70,12 @@ class WalkResult:
     """Files that passed every rule, sorted by path."""
     skipped: dict[str, int] = field(default_factory=dict)
     """Count of skipped entries per `SkipReason` value."""
+    dirs: list[tuple[str, int, int]] = field(default_factory=list)
+    """(absolute path, mtime_ns, ctime_ns) of every directory listed: unchanged, they hold the same entries."""
+    too_large: list[str] = field(default_factory=list)
+    """Files skipped as `too_large` (a size check, unlike every other skip, can change without a listing change)."""
+    linked: bool = False
+    """A symlink or a hard-linked file was met: the walk depends on more than these directories' listings."""
 
     def skip(self, reason: SkipReason, n: int = 1) -> None:
         """Count `n` entries skipped for `reason`."""
@@ -208,6 +214,8 @@ class IgnoreRules:
         self._excludes = compile_patterns(self.config.file_patterns)
         self._dir_groups: dict[str, tuple[_Group, ...]] = {}
         self._no_gitignore: set[str] = set()
+        self.consulted: list[str] = []
+        """Every ignore file looked for (read or found absent), absolute paths."""
         self.unreadable: list[str] = []
         """Ignore files that are not readable regular files (a FIFO named `.gitignore`...), root-relative: their
         rules are not applied, and a reader that would block on them (ripgrep) must not read them either."""
@@ -219,6 +227,7 @@ class IgnoreRules:
 
     def _read(self, path: Path) -> list[str]:
         # never blocks on a FIFO named .gitignore; the patterns are only matched, never shown
+        self.consulted.append(str(path))
         try:
             data = read_regular(path, rel=str(path), max_bytes=_MAX_RULES_BYTES, follow=True)
         except Refused as refused:
@@ -343,10 +352,13 @@ def walk_files(
     while stack:
         frame = stack.pop()
         try:
+            dir_stat = os.stat(frame.absdir)
+            result.dirs.append((frame.absdir, dir_stat.st_mtime_ns, dir_stat.st_ctime_ns))
             with os.scandir(frame.absdir) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             result.skip(SkipReason.unreadable)
+            result.linked = True  # may become readable without a listing change above it
             continue
         rules.note_listing(frame.reldir, [e.name for e in entries])
         subdirs: list[_Frame] = []
@@ -355,6 +367,8 @@ def walk_files(
             if cancel is not None and seen % _CANCEL_CHECK_EVERY == 0 and cancel.is_set():
                 raise MapCancelled("cancelled while walking")
             rel = f"{frame.reldir}/{entry.name}" if frame.reldir else entry.name
+            if entry.is_symlink():
+                result.linked = True
             try:
                 sub = _judge(entry, rel, frame, config, rules, gate, deny, result)
             except OSError:
@@ -366,6 +380,7 @@ def walk_files(
                 if not _keep_file(entry, rel, config, extensions, sniff, result):
                     continue
                 st = entry.stat(follow_symlinks=True)
+                result.linked = result.linked or st.st_nlink > 1
                 result.files.append(WalkedFile(rel, st.st_size, st.st_mtime_ns))
                 continue
             subdirs.append(sub)
@@ -427,6 +442,7 @@ def _keep_file(entry: os.DirEntry, rel: str, config: MapConfig, extensions: froz
         return False
     if entry.stat(follow_symlinks=True).st_size > config.max_file_bytes:
         result.skip(SkipReason.too_large)
+        result.too_large.append(rel)
         return False
     if sniff and _is_binary(Path(entry.path), config.sniff_bytes):
         result.skip(SkipReason.binary)
