@@ -94,13 +94,13 @@ def ranked_locations(ranking: CandidateRanking, corpus: Corpus, *, files: int = 
     """The ranking's `files` best files (with a positive score) and `functions` best definitions, in the order the
     report cites them (`citation_order` over the same files)."""
     top = [c.path for c in ranking.candidates[:files] if c.score > 0]
-    spans = {d.path: d.symbols for d in corpus.docs}
     names: list[str] = []
     for cand, hit in citation_order(ranking, files=len(top), prime_symbols=ranking.config.symbols_kept,
                                     entities=len(top) * ranking.config.symbols_kept):
         if hit is None:
             continue
-        own = spans.get(cand.path, [])
+        at = corpus.by_path.get(cand.path)
+        own = corpus.docs[at].symbols if at is not None else []
         index = next((k for k, s in enumerate(own) if s == hit.span), None)
         names.append(f"{cand.path}:{outer_entity(own, index) if index is not None else hit.span.qualname}")
     return RankedLocations(top, list(dict.fromkeys(names))[:functions], source)
