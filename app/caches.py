@@ -1,4 +1,5 @@
-"""The caches that grow with use, kept under their size caps: per-commit trees, repo-map tags, term counts.
+"""The caches that grow with use, kept under their size caps: per-commit trees, repo-map tags, term counts and the
+per-tree corpus indexes of large trees.
 
 `enforce_caps` runs after every investigation (evicts the least recently used, never blocks or fails a run);
 `bugsleuth cache show|prune` reports and prunes on demand (prune also deletes files of older cache versions and
@@ -15,15 +16,15 @@ from typing import Literal
 
 from app.config import Settings
 from app.repos import cached_trees, evict_trees
-from funnel.localize import term_cache
+from funnel.localize import corpus_index, term_cache
 from repomap import cache as tags_cache
 from repomap import lru
 
 log = logging.getLogger("bugsleuth.caches")
 
-CacheName = Literal["trees", "tags", "terms"]
+CacheName = Literal["trees", "tags", "terms", "corpora"]
 """The prunable caches."""
-CACHES: tuple[CacheName, ...] = ("trees", "tags", "terms")
+CACHES: tuple[CacheName, ...] = ("trees", "tags", "terms", "corpora")
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class PruneResult:
 def cap_of(settings: Settings, name: CacheName) -> int:
     """The size cap of a cache in bytes (0: none)."""
     return int({"trees": settings.trees_max_size, "tags": settings.tags_cache_max_size,
-                "terms": settings.terms_cache_max_size}[name])
+                "terms": settings.terms_cache_max_size, "corpora": settings.corpora_cache_max_size}[name])
 
 
 def _tags_dir() -> Path:
@@ -104,7 +105,22 @@ def show(settings: Settings) -> list[CacheReport]:
     terms = _open_terms()
     reports.append(_sqlite_report("terms", term_cache.cache_file(_terms_dir()), terms.usage() if terms else None,
                                   cap_of(settings, "terms"), term_cache.stale_files(_terms_dir())))
+    reports.append(_corpora_report(settings))
     return reports
+
+
+def _corpora_report(settings: Settings) -> CacheReport:
+    files = corpus_index.index_files(_terms_dir())
+    size = sum(corpus_index.file_bytes(p) for p in files)
+    uses = [p.stat().st_mtime for p in files]
+    return CacheReport("corpora", _terms_dir() / "trees", len(files), size, size, cap_of(settings, "corpora"),
+                       min(uses, default=None), max(uses, default=None), corpus_index.stale_index_files(_terms_dir()))
+
+
+def _prune_corpora(max_bytes: int, vacuum: bool) -> PruneResult:
+    freed = _delete(corpus_index.stale_index_files(_terms_dir())) if vacuum else 0
+    deleted, dropped_bytes, kept = corpus_index.evict_indexes(_terms_dir(), max_bytes)
+    return PruneResult("corpora", deleted, freed + dropped_bytes, kept)
 
 
 def _delete(paths: list[Path]) -> int:
@@ -164,9 +180,11 @@ def prune(settings: Settings, *, only: tuple[CacheName, ...] = CACHES, max_size:
             finally:
                 if tags:
                     tags.close()
-        else:
+        elif name == "terms":
             results.append(_prune_sqlite(name, _open_terms(), term_cache.cache_file(_terms_dir()),
                                          term_cache.stale_files(_terms_dir()), limit, vacuum))
+        else:
+            results.append(_prune_corpora(limit, vacuum))
     return results
 
 

@@ -121,6 +121,10 @@ class Settings(BaseSettings):
     """Cap of the repo-map tags cache (`$BUGSLEUTH_CACHE_DIR/repomap`); least recently used entries go first."""
     terms_cache_max_size: ByteSize = ByteSize(2**30)
     """Cap of the offline investigator's term-count cache (`$BUGSLEUTH_CACHE_DIR/offline`)."""
+    corpora_cache_max_size: ByteSize = ByteSize(8 * 2**30)
+    """Cap of the offline investigator's per-tree corpus indexes (`$BUGSLEUTH_CACHE_DIR/offline/trees`: one file
+    per tree of `INDEX_MIN_FILES` files or more); the least recently used go first, never one used in the last
+    hour."""
 
     log_level: str = "INFO"
     """Log level of the service loggers."""

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from funnel.localize.corpus import path_tokens
 
-__all__ = ("INDEX_MIN_FILES", "FileRecord", "IndexStats", "CorpusIndex", "index_path")
+__all__ = ("INDEX_MIN_FILES", "FileRecord", "IndexStats", "CorpusIndex", "index_path", "index_files", "stale_index_files",
+           "evict_indexes", "file_bytes")
 
 INDEX_MIN_FILES = 5_000
 """Trees with fewer indexed files rank from memory: reading them whole is faster than opening an index."""
@@ -77,6 +78,43 @@ def index_path(cache_dir: Path, root: Path) -> Path:
     return cache_dir / "trees" / f"corpus-{INDEX_VERSION}-{digest}.sqlite"
 
 
+def index_files(cache_dir: Path) -> list[Path]:
+    """The index files of this version in `cache_dir`, least recently used first (their mtime is their last use)."""
+    found = [p for p in (cache_dir / "trees").glob(f"corpus-{INDEX_VERSION}-*.sqlite")]
+    return sorted(found, key=lambda p: p.stat().st_mtime)
+
+
+def stale_index_files(cache_dir: Path) -> list[Path]:
+    """Index files of other versions in `cache_dir` (never read again), with their logs."""
+    return sorted(p for p in (cache_dir / "trees").glob("corpus-*.sqlite*")
+                  if not p.name.startswith(f"corpus-{INDEX_VERSION}-"))
+
+
+def file_bytes(index: Path) -> int:
+    """Bytes of one index on disk, with its write-ahead log."""
+    return sum(q.stat().st_size for q in (index, Path(f"{index}-wal"), Path(f"{index}-shm")) if q.exists())
+
+
+def evict_indexes(cache_dir: Path, max_bytes: int, *, keep_used_within_s: float = 3600) -> tuple[int, int, int]:
+    """Delete least recently used indexes until the rest hold under `max_bytes` (one used within
+    `keep_used_within_s` is kept: an investigation may be reading it). (deleted, bytes freed, kept in use)."""
+    files = index_files(cache_dir)
+    total = sum(file_bytes(p) for p in files)
+    deleted = freed = kept = 0
+    now = time.time()
+    for index in files:
+        if total <= max_bytes:
+            break
+        if now - index.stat().st_mtime < keep_used_within_s:
+            kept += 1
+            continue
+        size = file_bytes(index)
+        for q in (index, Path(f"{index}-wal"), Path(f"{index}-shm")):
+            q.unlink(missing_ok=True)
+        deleted, freed, total = deleted + 1, freed + size, total - size
+    return deleted, freed, kept
+
+
 def _pairs(blob: bytes) -> list[tuple[int, int]]:
     flat = array("I")
     flat.frombytes(blob)
@@ -109,6 +147,7 @@ class CorpusIndex:
         self.path = path
         """The SQLite file."""
         self._db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+        os.utime(path)  # the last use, which eviction goes by
         self._db.execute("PRAGMA journal_mode=WAL")
         for statement in _SCHEMA:
             self._db.execute(statement)

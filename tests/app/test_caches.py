@@ -14,6 +14,7 @@ from app.cli import cli
 from app.config import get_settings
 from app.repos import cached_trees, evict_trees, prepare_tree_sync
 from app.views import RepoView
+from funnel.localize import corpus_index
 from funnel.localize.term_cache import TermCache
 from repomap import lru
 from repomap.cache import TagCache, cache_file
@@ -176,3 +177,22 @@ def test_cache_show_and_prune_from_the_command_line(monkeypatch, tmp_path, fixtu
         assert bad_size.exit_code == 2 and "is not a size" in bad_size.output
     finally:
         get_settings.cache_clear()
+
+
+def test_corpus_indexes_of_large_trees_are_shown_and_evicted_least_recently_used_but_never_one_in_use(base_settings):
+    trees = Path(os.environ["BUGSLEUTH_CACHE_DIR"]) / "offline" / "trees"
+    trees.mkdir(parents=True, exist_ok=True)
+    ages = {"a": 30, "b": 20, "c": 0.1}
+    for name, hours in ages.items():
+        index = trees / f"corpus-{corpus_index.INDEX_VERSION}-{name * 16}.sqlite"
+        index.write_bytes(b"\0" * 40_000)
+        used = time.time() - hours * HOUR
+        os.utime(index, (used, used))
+    stale = trees / "corpus-v0-0000000000000000.sqlite"
+    stale.write_bytes(b"\0" * 10_000)
+    settings = base_settings()
+    report = [r for r in caches.show(settings) if r.name == "corpora"][0]
+    assert (report.entries, report.bytes, report.stale) == (3, 120_000, [stale])
+    result = caches.prune(settings, only=("corpora",), max_size=0)[0]
+    assert (result.dropped, result.kept_in_use) == (2, 1) and result.freed_bytes == 90_000  # 2 old + stale
+    assert [p.name[-23:-7] for p in corpus_index.index_files(trees.parent)] == ["c" * 16]
