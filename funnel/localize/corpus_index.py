@@ -166,8 +166,9 @@ class CorpusIndex:
         self._db.execute("SELECT COUNT(*) FROM meta").fetchone()
 
     def sync(self, entries: list[tuple[str, bytes]], tree_key: bytes,
-             read: Callable[[str], FileRecord]) -> IndexStats:
-        """Bring the index to the tree given as (path, content key) pairs; `read` counts one file."""
+             read: Callable[[list[str]], Iterable[FileRecord]]) -> IndexStats:
+        """Bring the index to the tree given as (path, content key) pairs; `read` counts files (one record per path,
+        in order)."""
         started = time.perf_counter()
         stats = IndexStats(files=len(entries))
         row = self._db.execute("SELECT value FROM meta WHERE key = 'tree'").fetchone()
@@ -189,15 +190,14 @@ class CorpusIndex:
         stats.seconds = time.perf_counter() - started
         return stats
 
-    def _build(self, entries: list[tuple[str, bytes]], read: Callable[[str], FileRecord]) -> None:
+    def _build(self, entries: list[tuple[str, bytes]], read: Callable[[list[str]], Iterable[FileRecord]]) -> None:
         postings: dict[str, list[tuple[int, int]]] = {}
         names: dict[str, list[tuple[int, int]]] = {}
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         for table in ("meta", "docs", "records", "postings", "names"):
             db.execute(f"DELETE FROM {table}")
-        for doc, (path, ckey) in enumerate(entries):
-            record = read(path)
+        for doc, ((path, ckey), record) in enumerate(zip(entries, read([p for p, _ in entries]), strict=True)):
             self._insert(doc, path, ckey, record)
             _add(postings, names, doc, path, record)
         db.executemany("INSERT INTO postings (term, refs) VALUES (?, ?)", ((t, _blob(r)) for t, r in postings.items()))
@@ -211,7 +211,8 @@ class CorpusIndex:
             value = marshal.dumps((record.terms, record.symbol_terms, record.spans))
             self._db.execute("INSERT INTO records (id, value) VALUES (?, ?)", (doc, value))
 
-    def _patch(self, gone: list[int], new: list[tuple[str, bytes]], read: Callable[[str], FileRecord]) -> None:
+    def _patch(self, gone: list[int], new: list[tuple[str, bytes]],
+               read: Callable[[list[str]], Iterable[FileRecord]]) -> None:
         """Replace the documents of changed files: their postings and names rows are rewritten, the rest kept."""
         db = self._db
         old = self.records(gone)
@@ -223,7 +224,8 @@ class CorpusIndex:
         # ids are never reused: a reader pinned to an older snapshot keeps meaning the same file by the same id
         row = db.execute("SELECT value FROM meta WHERE key = 'next_id'").fetchone()
         first = max(int(row[0]) if row else 0, db.execute("SELECT COALESCE(MAX(id), -1) FROM docs").fetchone()[0] + 1)
-        fresh = {first + k: (path, ckey, read(path)) for k, (path, ckey) in enumerate(new)}
+        records = read([path for path, _ in new])
+        fresh = {first + k: (path, ckey, record) for k, ((path, ckey), record) in enumerate(zip(new, records, strict=True))}
         added_terms: dict[str, list[tuple[int, int]]] = {}
         added_names: dict[str, list[tuple[int, int]]] = {}
         for doc, (path, _, record) in fresh.items():

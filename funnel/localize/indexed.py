@@ -8,8 +8,12 @@ ripgrep over the corpus' own files and confirmed in the texts it names, so the a
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
+import os
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,6 +45,8 @@ if TYPE_CHECKING:
 
 __all__ = ("IndexedCorpus", "open_indexed")
 
+_BATCH = 400
+"""Files per batch of the counting pool (a tree of fewer is counted in process)."""
 _ARG_BYTES = 400_000
 """Bytes of paths per ripgrep call (well under the kernel's limit on a command line)."""
 
@@ -209,19 +215,46 @@ def _rg_files_with(root: Path, needle: str, paths: list[str]) -> set[str]:
     return found
 
 
-def _reader(gate: Gate, repo_map: RepoMap, max_file_bytes: int):
-    def read(path: str) -> FileRecord:
+def _record(gate: Gate, path: str, spans: list[SymbolSpan], max_file_bytes: int) -> FileRecord:
+    """Read and count one file (a record of `SKIPPED` when the gate refuses it, it is too large or binary)."""
+    try:
+        data = gate.read_bytes(path, max_bytes=max_file_bytes)
+    except Refused:
+        return SKIPPED_RECORD
+    if len(data) > max_file_bytes or b"\0" in data[:8192]:
+        return SKIPPED_RECORD
+    text = data.decode("utf-8", errors="replace")
+    terms, length, sym_terms = count_file(path, text, spans)
+    flags = (GENERATED if is_generated(text) else 0) | (OWN_VERSION if declares_version(path, text) else 0)
+    return FileRecord(terms, length, sym_terms, [dataclasses.astuple(s) for s in spans], flags)
+
+
+def _count(root: str, items: list[tuple[str, list[tuple]]], max_file_bytes: int) -> list[FileRecord]:
+    """Records of a batch of (path, definition fields): the unit of work of the counting pool."""
+    gate = Gate(Path(root))
+    return [_record(gate, path, [SymbolSpan(*s) for s in spans], max_file_bytes) for path, spans in items]
+
+
+def _reader(root: Path, repo_map: RepoMap, max_file_bytes: int) -> Callable[[list[str]], Iterator[FileRecord]]:
+    """Counts files in order, in a pool of processes (one per core) when there are many."""
+    def read(paths: list[str]) -> Iterator[FileRecord]:
+        items = [(p, [dataclasses.astuple(s) for s in spans_of(repo_map.definitions(p))]) for p in paths]
+        batches = [items[i: i + _BATCH] for i in range(0, len(items), _BATCH)]
+        workers = min(len(batches), os.cpu_count() or 1)
+        if workers < 2:
+            for batch in batches:
+                yield from _count(str(root), batch, max_file_bytes)
+            return
+        done = 0
         try:
-            data = gate.read_bytes(path, max_bytes=max_file_bytes)
-        except Refused:
-            return SKIPPED_RECORD
-        if len(data) > max_file_bytes or b"\0" in data[:8192]:
-            return SKIPPED_RECORD
-        text = data.decode("utf-8", errors="replace")
-        spans = spans_of(repo_map.definitions(path))
-        terms, length, sym_terms = count_file(path, text, spans)
-        flags = (GENERATED if is_generated(text) else 0) | (OWN_VERSION if declares_version(path, text) else 0)
-        return FileRecord(terms, length, sym_terms, [dataclasses.astuple(s) for s in spans], flags)
+            # forkserver: the service runs threads, which a forked child would inherit mid-flight
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
+                for records in pool.map(_count, [str(root)] * len(batches), batches, [max_file_bytes] * len(batches)):
+                    yield from records
+                    done += 1
+        except (OSError, RuntimeError, BrokenProcessPool):  # no pool here, or a worker died: count the rest here
+            for batch in batches[done:]:
+                yield from _count(str(root), batch, max_file_bytes)
     return read
 
 
@@ -231,6 +264,6 @@ def open_indexed(root: Path, repo_map: RepoMap, cache_dir: Path, *, max_file_byt
     paths = [f.path for f in repo_map.files]
     entries = sorted((p, repo_map.content_key(p) or b"") for p in paths)
     index = CorpusIndex(index_path(cache_dir, root))
-    stats = index.sync(entries, repo_map.tree_key, _reader(gate, repo_map, max_file_bytes))
+    stats = index.sync(entries, repo_map.tree_key, _reader(root, repo_map, max_file_bytes))
     index.begin_read()
     return IndexedCorpus(root, index, paths, gate, max_file_bytes, stats)

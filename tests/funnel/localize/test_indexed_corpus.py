@@ -9,6 +9,7 @@ import pytest
 
 from funnel.localize import rank as rank_module
 from funnel.localize.corpus_index import CorpusIndex, index_path
+from funnel.localize import indexed as indexed_module
 from funnel.localize.indexed import IndexedCorpus
 from funnel.localize.rank import build_corpus, rank
 from repomap import build_repo_map
@@ -123,3 +124,11 @@ def test_a_literal_is_confirmed_through_the_gate_not_only_by_ripgrep(tmp_path, m
     os.symlink(secret, root / "pkg/formats.py")
     assert indexed.find_literal("hunter2-SECRET") == []
     assert "hunter2" not in indexed.texts["pkg/formats.py"]
+
+
+def test_an_index_counted_by_the_process_pool_ranks_as_the_in_memory_corpus(tmp_path, monkeypatch):
+    monkeypatch.setattr(indexed_module, "_BATCH", 2)
+    root = _write(tmp_path / "repo", PY_REPO)
+    memory, indexed, a, b = _both(root, tmp_path / "cache", PY_REPORT, monkeypatch)
+    assert indexed.stats.mode == "built" and len(indexed.docs) > 2
+    assert _dump(a) == _dump(b)
