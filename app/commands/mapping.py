@@ -94,3 +94,7 @@ def register(cli: typer.Typer) -> None:
                 f"skipped {s.skipped}, {s.seconds:.2f}s",
                 err=True,
             )
+            phases = ", ".join(f"{name} {seconds:.2f}s" for name, seconds in s.timings.items())
+            typer.echo(f"phases: {phases}; walk {s.walk or '-'}, graph {s.graph or '-'} ({s.graph_files} files), "
+                       f"{s.files_hashed} hashed, {s.precheck_rows} pre-check rows, {s.cores_decoded} decoded",
+                       err=True)
