@@ -95,15 +95,15 @@ def investigate(code: Path, tree: Path, report: str, env: dict[str, str]) -> dic
     return {"s": round(wall, 2), "rss_mb": rss, "files": files[:3], "tool_calls": calls}
 
 
-def bench_code(code: Path, tree: Path, cache: Path, sizes_note: str) -> dict:
-    """Every step for one code checkout on one tree."""
+def bench_code(code: Path, tree: Path, cache: Path, sizes_note: str, reports: list = REPORTS) -> dict:
+    """Every step for one code checkout on one tree, investigating each of `reports`."""
     env = dict(os.environ, PYTHONPATH=str(code), BUGSLEUTH_CACHE_DIR=str(cache))
     cli = [*CLI, "map", str(tree), "--tokens", "1024"]
     row: dict = {"code": str(code), "tree": sizes_note}
     row["cold_map_s"], row["cold_map_rss_mb"], _ = run_one(cli, env)
     row["warm_map_s"], row["warm_map_rss_mb"], _ = run_one(cli, env)
     runs = {}
-    for lang, expected, report in REPORTS:
+    for lang, expected, report in reports:
         first = investigate(code, tree, report, env)
         second = investigate(code, tree, report, env)
         first["right_file"] = second["right_file"] = bool(second.get("files")) and second["files"][0] == expected
@@ -114,6 +114,42 @@ def bench_code(code: Path, tree: Path, cache: Path, sizes_note: str) -> dict:
     _, _, out = run_one([sys.executable, "-c", _LOOKUP, str(tree), *SYMBOLS], env)
     row["find_symbol"] = out.strip()
     return row
+
+
+def _fmt(row: dict, key: str) -> str:
+    value = row.get(key)
+    return "–" if value is None else (f"{value:.2f} s" if key.endswith("_s") else f"{value} MB")
+
+
+def summary(rows: list[dict]) -> str:
+    """The issue's table on the largest tree (this code beside the baseline, with their ratio) and the growth curve."""
+    by_tree: dict[str, list[dict]] = {}
+    for row in rows:
+        by_tree.setdefault(row["tree"], []).append(row)
+    largest = list(by_tree)[-1]
+    pair = by_tree[largest]
+    head = "| step | " + " | ".join(Path(r["code"]).name for r in pair) + (" | ratio |" if len(pair) > 1 else " |")
+    lines = [f"Tree {largest}:", "", head, "|---" * (len(pair) + 1 + (len(pair) > 1)) + "|"]
+    steps = [("cold map", "cold_map_s"), ("warm map, new process", "warm_map_s"), ("peak RSS of map", "cold_map_rss_mb"),
+             ("first investigation (median)", "first_investigation_median_s"),
+             ("investigation, map cached (median)", "second_investigation_median_s")]
+    for label, key in steps:
+        cells = [_fmt(r, key) for r in pair]
+        ratio = f" | {pair[0][key] / pair[1][key]:.2f}×" if len(pair) > 1 and pair[1].get(key) else ""
+        lines.append(f"| {label} | " + " | ".join(cells) + ratio + " |")
+    right = [" ".join(f"{lang} {'✓' if run['second']['right_file'] else '✗'}" for lang, run in r["investigations"].items())
+             for r in pair]
+    lines.append("| the right file named | " + " | ".join(right) + (" | |" if len(pair) > 1 else " |"))
+    lines.append("| find_symbol (name, hits, first ms, again ms) | " + " | ".join(r["find_symbol"] for r in pair)
+                 + (" | |" if len(pair) > 1 else " |"))
+    lines += ["", "| tree | code | cold map | cold RSS | warm map | warm RSS | investigation, map cached |",
+              "|---|---|---:|---:|---:|---:|---:|"]
+    for tree, group in by_tree.items():
+        for r in group:
+            lines.append(f"| {tree} | {Path(r['code']).name} | {_fmt(r, 'cold_map_s')} | {_fmt(r, 'cold_map_rss_mb')} | "
+                         f"{_fmt(r, 'warm_map_s')} | {_fmt(r, 'warm_map_rss_mb')} | "
+                         f"{_fmt(r, 'second_investigation_median_s')} |")
+    return "\n".join(lines)
 
 
 def ensure_tree(trees: Path, size: int, mirrors: Path) -> Path:
@@ -132,21 +168,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="5000,20000,44000")
     parser.add_argument("--baseline", type=Path, help="a checkout of the previous commit, run side by side")
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
-    parser.add_argument("--full-only", action="store_true", help="investigate only on the largest tree")
+    parser.add_argument("--full-only", action="store_true",
+                        help="all three reports only on the largest tree; the smaller ones investigate the first")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     codes = [HERE.parent] + ([args.baseline.resolve()] if args.baseline else [])
     rows = []
-    for size in [int(s) for s in args.sizes.split(",")]:
+    sizes = [int(s) for s in args.sizes.split(",")]
+    for size in sizes:
         tree = ensure_tree(args.trees, size, args.mirrors)
         files = sum(1 for _ in tree.rglob("*") if _.is_file())
+        reports = REPORTS if size == max(sizes) or not args.full_only else REPORTS[:1]
         for code in codes:
             with tempfile.TemporaryDirectory(prefix="bench-mono-") as cache:
-                row = bench_code(code, tree, Path(cache), f"{size} ({files} files)")
+                row = bench_code(code, tree, Path(cache), f"{size} ({files} files)", reports)
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
+    print(summary(rows))
     return 0
 
 
