@@ -27,7 +27,7 @@ from repomap import walk_snapshot as _walks
 from repomap.walk import IgnoreRules, MapCancelled, SkipReason, WalkResult, walk_files
 
 
-_GRAPH_VERSION = 5
+_GRAPH_VERSION = 6
 """Bump when `repomap.graph` changes: stored graph snapshots are keyed by it."""
 _SNAPSHOT_MIN_FILES = 200
 """Smaller trees rebuild their graph faster than a snapshot loads."""
@@ -144,7 +144,8 @@ class RepoMap:
         """The mapped directory."""
         self.stats = stats
         """How it was built."""
-        self._ranking: Ranking = rank(corpus.graph, focus)
+        self._ranking: Ranking = rank(corpus.graph, focus, corpus.cache if corpus.cache.persistent else None,
+                                      corpus.graph.key)
         scores = self._ranking.file_scores.tolist()
         order = sorted(range(len(corpus.paths)), key=lambda i: (-scores[i], corpus.paths[i]))
         self._order = order
@@ -433,24 +434,30 @@ def _graph(root: Path, corpus_rows: tuple[list[str], _LazyTags, list[bytes]], ca
     """The tree's reference graph: its snapshot when the exact same files were seen, else the stored tables of
     the same directory with the changed files' rows replaced (when few changed), else built from all tags."""
     paths, tags, keys = corpus_rows
-    families = [FAMILY[language_for(p).name] for p in paths]
+    # a content key covers the file's language, hence its family: the paths and keys identify the graph
     digest = hashlib.blake2b(f"graph-v{_GRAPH_VERSION}".encode(), digest_size=16)
-    for path, key, fam in zip(paths, keys, families):
-        digest.update(f"{path}\0{fam}\0".encode())
-        digest.update(key)
+    digest.update(b"".join(path.encode("utf-8", "surrogateescape") + b"\0" + key for path, key in zip(paths, keys)))
     snapshot_key = digest.digest()
     use_snapshots = cache.persistent and len(paths) >= _SNAPSHOT_MIN_FILES
+
+    def families_of() -> list[str]:
+        return [FAMILY[language_for(p).name] for p in paths]
+
+    def rebuild() -> Graph:
+        tags.prefetch()
+        return _graphs.assemble(_graphs.tables_from_tags(paths, tags, families_of(), keys))
+
     base_key = f"graph-v{_GRAPH_VERSION}:{os.path.realpath(root)}"  # the tables last fully built in this directory
     if use_snapshots:
         # a damaged or outdated snapshot is rebuilt, never fatal
-        blob = cache.load_graph(snapshot_key)
-        if blob is not None:
-            try:
-                graph = _graphs.loads(blob, Graph)
-                stats.graph = "snapshot"
-                return graph
-            except Exception:
-                pass
+        try:
+            graph = _graphs.load_graph(paths, lambda part: cache.load_graph(snapshot_key, part), rebuild)
+            graph.key = snapshot_key
+            stats.graph = "snapshot"
+            return graph
+        except Exception:
+            pass
+        families = families_of()
         blob = cache.load_base(base_key)
         if blob is not None:
             try:
@@ -459,15 +466,20 @@ def _graph(root: Path, corpus_rows: tuple[list[str], _LazyTags, list[bytes]], ca
                 if changed <= max(_PATCH_MIN_FILES, len(paths) // _PATCH_FRACTION):
                     tables, stats.graph_files = _graphs.patch_tables(base, paths, families, keys, tags)
                     stats.graph = "patched"
-                    return _graphs.assemble(tables)
+                    graph = _graphs.assemble(tables)
+                    graph.key = snapshot_key
+                    return graph
             except Exception:
                 pass
+    else:
+        families = families_of()
     tags.prefetch()
     tables = _graphs.tables_from_tags(paths, tags, families, keys)
     graph = _graphs.assemble(tables)
     stats.graph, stats.graph_files = "built", len(paths)
     if use_snapshots:
-        cache.store_graph(snapshot_key, _graphs.dumps(graph), base=(base_key, _graphs.dumps(tables)))
+        graph.key = snapshot_key
+        cache.store_graph(snapshot_key, _graphs.graph_parts(graph), base=(base_key, _graphs.dumps(tables)))
     return graph
 
 
