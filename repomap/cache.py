@@ -42,20 +42,20 @@ CREATE TABLE IF NOT EXISTS graph_parts (key BLOB NOT NULL, name TEXT NOT NULL, d
 CREATE TRIGGER IF NOT EXISTS graph_parts_follow AFTER DELETE ON graphs BEGIN
     DELETE FROM graph_parts WHERE key = old.key;
 END;
-CREATE TABLE IF NOT EXISTS ranks (key BLOB PRIMARY KEY, data BLOB NOT NULL, used_ns INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, data BLOB NOT NULL, used_ns INTEGER NOT NULL);
 """
 
 KEEP_GRAPHS = 12
 """Reference graphs of whole trees kept for instant warm builds (older ones are dropped: they are large)."""
-KEEP_RANKS = 256
-"""PageRank results kept per (graph, personalization) (a few hundred KB each on a monorepo)."""
+KEEP_RESULTS = 256
+"""Results computed from a graph kept (PageRank per personalization, a few hundred KB each on a monorepo)."""
 
 TABLES = (
     lru.Table("tags", "key", "length(core) + length(refs)"),
     lru.Table("graphs", "key", "length(data) + coalesce((SELECT sum(length(p.data)) FROM graph_parts p "
                                "WHERE p.key = graphs.key), 0)", used="used_ns / 1000000000"),
     lru.Table("bases", "root", "length(data)", used="used_ns / 1000000000"),
-    lru.Table("ranks", "key", "length(data)", used="used_ns / 1000000000"),
+    lru.Table("results", "key", "length(data)", used="used_ns / 1000000000"),
 )
 """What a size cap evicts from, least recently used first (the stat pre-check rows follow their tags)."""
 
@@ -254,22 +254,22 @@ class TagCache:
             except sqlite3.Error:
                 pass
 
-    def load_rank(self, key: bytes) -> bytes | None:
-        """A stored PageRank result (`repomap.rank`), or None."""
+    def load_result(self, key: bytes) -> bytes | None:
+        """A stored result computed from a graph (a PageRank of `repomap.rank`, a module tree), or None."""
         try:
-            row = self._db.execute("SELECT data FROM ranks WHERE key = ?", (key,)).fetchone()
+            row = self._db.execute("SELECT data FROM results WHERE key = ?", (key,)).fetchone()
         except sqlite3.Error:
             return None
         return row[0] if row else None
 
-    def store_rank(self, key: bytes, data: bytes) -> None:
-        """Keep a PageRank result; all but the newest `KEEP_RANKS` are dropped."""
+    def store_result(self, key: bytes, data: bytes) -> None:
+        """Keep a result computed from a graph; all but the newest `KEEP_RESULTS` are dropped."""
         try:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("INSERT OR REPLACE INTO ranks (key, data, used_ns) VALUES (?, ?, ?)",
+            self._db.execute("INSERT OR REPLACE INTO results (key, data, used_ns) VALUES (?, ?, ?)",
                              (key, data, time.time_ns()))
-            self._db.execute("DELETE FROM ranks WHERE key NOT IN (SELECT key FROM ranks ORDER BY used_ns DESC LIMIT ?)",
-                             (KEEP_RANKS,))
+            self._db.execute("DELETE FROM results WHERE key NOT IN (SELECT key FROM results ORDER BY used_ns DESC LIMIT ?)",
+                             (KEEP_RESULTS,))
             self._db.execute("COMMIT")
         except sqlite3.Error:
             try:

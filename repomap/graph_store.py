@@ -10,6 +10,7 @@ is not cached.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Callable
 
@@ -29,19 +30,27 @@ class Names:
                  stored: tuple[list[str], list[int], list[int], bytes] | None = None) -> None:
         self._vocab = vocab
         self._order = order
-        self._stored = stored  # (families, first position per family, byte bounds per family, names "\0"-joined)
-        self._tables: dict[str, dict[str, int]] = {}
+        # (families, first position per family and the total, byte bounds per family, names "\0"-joined)
+        self._stored = stored
+        self._tables: dict[str, tuple[int, list[bytes]]] = {}
 
-    def _table(self, family: str) -> dict[str, int] | None:
+    def _table(self, family: str) -> tuple[int, list[bytes]] | None:
+        """(first position, the family's names as sorted UTF-8 bytes: the same order as the strings)."""
         table = self._tables.get(family)
         if table is None and self._stored is not None:
             families, starts, bounds, blob = self._stored
             if family not in families:
                 return None
             k = families.index(family)
-            names = blob[bounds[k]:bounds[k + 1]].decode("utf-8", "surrogatepass").split("\0")
-            table = self._tables[family] = dict(zip(names, range(starts[k], starts[k] + len(names))))
+            names = blob[bounds[k]:bounds[k + 1]].split(b"\0") if starts[k + 1] > starts[k] else []
+            table = self._tables[family] = (starts[k], names)
         return table
+
+    def _find(self, table: tuple[int, list[bytes]], name: str) -> int:
+        first, names = table
+        encoded = name.encode("utf-8", "surrogatepass")
+        k = bisect.bisect_left(names, encoded)
+        return first + k if k < len(names) and names[k] == encoded else -1
 
     def position(self, family: str, name: str) -> int | None:
         """The position of a name of a language family, None when the tree never mentions it."""
@@ -49,16 +58,17 @@ class Names:
             nid = self._vocab.get(family, {}).get(name)
             return None if nid is None else int(self._order[nid])
         table = self._table(family)
-        return table.get(name) if table is not None else None
+        found = self._find(table, name) if table is not None else -1
+        return found if found >= 0 else None
 
     def positions(self, family: str, names: list[str]) -> np.ndarray:
         """The position of each name of a language family (-1 for a name the tree never mentions)."""
         if self._vocab is not None:
-            table = self._vocab.get(family, {})
-            ids = np.array([table.get(name, -1) for name in names], dtype=np.int64)
+            vocab = self._vocab.get(family, {})
+            ids = np.array([vocab.get(name, -1) for name in names], dtype=np.int64)
             return np.where(ids >= 0, self._order[np.maximum(ids, 0)], -1) if len(ids) else ids
-        table = self._table(family) or {}
-        return np.array([table.get(name, -1) for name in names], dtype=np.int64)
+        table = self._table(family)
+        return np.array([self._find(table, name) if table is not None else -1 for name in names], dtype=np.int64)
 
     def dump(self) -> tuple[list[str], list[int], list[int], bytes]:
         """(families, first position per family, byte bounds per family, names in position order "\0"-joined)."""
@@ -75,7 +85,7 @@ class Names:
             chunks.append(chunk)
             position += len(names)
             offset += len(chunk)
-        return families, starts, bounds + [offset], b"".join(chunks)
+        return families, starts + [position], bounds + [offset], b"".join(chunks)
 
 
 class StoredIndex:
@@ -83,20 +93,19 @@ class StoredIndex:
 
     def __init__(self, keys: bytes, offsets: np.ndarray, values: np.ndarray) -> None:
         self._blob = keys
-        self._keys: dict[str, int] | None = None
+        self._keys: list[bytes] | None = None
         self._offsets = offsets
         self._values = values
 
     def get(self, key: str, default: list[int] | None = None) -> list[int] | None:
         """The file ids of `key` in path order, `default` when absent."""
         if self._keys is None:
-            names = self._blob.decode("utf-8", "surrogatepass").split("\0") if self._blob else []
-            self._keys = dict(zip(names, range(len(names))))
-        k = self._keys.get(key)
-        if k is None:
+            self._keys = self._blob.split(b"\0") if len(self._offsets) > 1 else []
+        encoded = key.encode("utf-8", "surrogatepass")
+        k = bisect.bisect_left(self._keys, encoded)
+        if k == len(self._keys) or self._keys[k] != encoded:
             return default
         return self._values[self._offsets[k]:self._offsets[k + 1]].tolist()
-
 
 
 def _index_parts(mapping: dict[str, list[int]]) -> tuple[bytes, np.ndarray, np.ndarray]:

@@ -51,7 +51,7 @@ def pagerank(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray, perso
     # in edge order) as `r[src] * share`, without allocating and faulting in a fresh edge-sized array per step
     flow_in = np.empty(len(src), dtype=np.float64)
     for _ in range(_MAX_ITERATIONS):
-        np.take(r, src, out=flow_in)
+        np.take(r, src, out=flow_in, mode="clip")  # indices are valid: "clip" skips the buffered bounds check
         np.multiply(flow_in, share, out=flow_in)
         flow = np.bincount(dst, weights=flow_in, minlength=n)
         new = DAMPING * (flow + r[dangling].sum() * p) + (1.0 - DAMPING) * p
@@ -174,9 +174,9 @@ class Ranking:
 class RankStore(Protocol):
     """Where PageRank results are kept between processes (`repomap.cache.TagCache`)."""
 
-    def load_rank(self, key: bytes) -> bytes | None: ...
+    def load_result(self, key: bytes) -> bytes | None: ...
 
-    def store_rank(self, key: bytes, data: bytes) -> None: ...
+    def store_result(self, key: bytes, data: bytes) -> None: ...
 
 
 def _walk_graph(graph: Graph, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -199,12 +199,12 @@ def _cached_walk(graph: Graph, base: np.ndarray, store: RankStore | None, graph_
         return _walk_graph(graph, base)
     key = hashlib.blake2b(f"rank-v{_RANK_VERSION}".encode() + graph_key + base.tobytes(), digest_size=16).digest()
     n, m = len(graph.paths), len(graph.sym_keys)
-    blob = store.load_rank(key)
+    blob = store.load_result(key)
     if blob is not None and len(blob) == 8 * (n + m):
         data = np.frombuffer(blob, dtype=np.float64)
         return data[:n], data[n:]
     r, values = _walk_graph(graph, base)
-    store.store_rank(key, r.tobytes() + values.tobytes())
+    store.store_result(key, r.tobytes() + values.tobytes())
     return r, values
 
 

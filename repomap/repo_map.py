@@ -21,7 +21,7 @@ from repomap.index import SymbolIndex
 from repomap.names import NameStore
 from repomap.languages import EXTENSIONS, FAMILY, language_for
 from repomap.rank import Ranking, rank
-from repomap.render import RenderInput, render_map
+from repomap.render import MODULE_TREE_VERSION, RenderInput, module_tree, render_map
 from repomap.tags import Definition, FileTags, Reference
 from repomap import walk_snapshot as _walks
 from repomap.walk import IgnoreRules, MapCancelled, SkipReason, WalkResult, walk_files
@@ -128,6 +128,8 @@ class _Corpus:
     """Digest of `paths` and `keys`, computed on first use (`RepoMap.tree_key`)."""
     key_position: dict[bytes, int] | None = None
     """Content key → an index in `paths` with that key, built on first use."""
+    module_tree: str | None = None
+    """The rendered module tree (`repomap.render.module_tree`), computed or read back on first use."""
 
 
 class RepoMap:
@@ -149,8 +151,8 @@ class RepoMap:
         scores = self._ranking.file_scores.tolist()
         order = sorted(range(len(corpus.paths)), key=lambda i: (-scores[i], corpus.paths[i]))
         self._order = order
-        self.files: list[RankedFile] = [RankedFile(corpus.paths[i], scores[i]) for i in order]
-        """Every indexed file, best first."""
+        self._scores = scores
+        self._files: list[RankedFile] | None = None
         self._symbols: list[RankedSymbol] | None = None
         store = NameStore(corpus.cache.db, lambda: self.tree_key, corpus.keys, self._defs_of_key)
         self.index = SymbolIndex(self._load_definitions, corpus.paths, {corpus.paths[i]: r for r, i in enumerate(order)},
@@ -160,6 +162,32 @@ class RepoMap:
         stats.timings["rank"] = t - started
         self.text, self.files_shown = self._render(token_budget)
         stats.timings["render"] = time.perf_counter() - t
+
+    @property
+    def files(self) -> list[RankedFile]:
+        """Every indexed file, best first."""
+        if self._files is None:
+            paths, scores = self._corpus.paths, self._scores
+            self._files = [RankedFile(paths[i], scores[i]) for i in self._order]
+        return self._files
+
+    def _module_tree(self) -> str:
+        """The module tree of the corpus, kept beside its graph snapshot (it depends on the paths alone)."""
+        corpus = self._corpus
+        if corpus.module_tree is None:
+            key = None
+            if corpus.cache.persistent and corpus.graph.key is not None:
+                digest = hashlib.blake2b(f"module-tree-v{MODULE_TREE_VERSION}".encode(), digest_size=16)
+                digest.update(corpus.graph.key + repr(sorted(corpus.languages.items())).encode())
+                key = digest.digest()
+                blob = corpus.cache.load_result(key)
+                if blob is not None:
+                    corpus.module_tree = blob.decode("utf-8", "surrogatepass")
+                    return corpus.module_tree
+            corpus.module_tree = module_tree(corpus.paths, corpus.languages)
+            if key is not None:
+                corpus.cache.store_result(key, corpus.module_tree.encode("utf-8", "surrogatepass"))
+        return corpus.module_tree
 
     def _load_definitions(self, path: str) -> list[Definition]:
         i = self._corpus.position.get(path)
@@ -199,6 +227,7 @@ class RepoMap:
                 symbol_scores=[self._symbol_scores(i) for i in top],
                 languages=corpus.languages,
                 all_paths=corpus.paths,
+                tree=self._module_tree(),
             )
             text, shown, complete = render_map(inp, token_budget)
             if not complete or window >= len(self._order):
