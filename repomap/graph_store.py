@@ -152,7 +152,8 @@ def load_parts(paths: list[str], read: Callable[[str], bytes | None], graph_cls,
     if header_blob is None:
         raise ValueError("no snapshot header")
     header = json.loads(header_blob)
-    if header.get("version") != SNAPSHOT_VERSION or header.get("files") != len(paths):
+    if (header.get("version") != SNAPSHOT_VERSION or header.get("files") != len(paths)
+            or len(header["name_starts"]) != len(header["name_families"]) + 1):
         raise ValueError(f"not a graph snapshot of version {SNAPSHOT_VERSION} for {len(paths)} files")
     specs = header["arrays"]
     rebuilt: list[object] = []
