@@ -37,15 +37,25 @@ CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, 
                                   key BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS graphs (key BLOB PRIMARY KEY, data BLOB NOT NULL, used_ns INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS bases (root TEXT PRIMARY KEY, data BLOB NOT NULL, used_ns INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS graph_parts (key BLOB NOT NULL, name TEXT NOT NULL, data BLOB NOT NULL,
+                                        PRIMARY KEY (key, name));
+CREATE TRIGGER IF NOT EXISTS graph_parts_follow AFTER DELETE ON graphs BEGIN
+    DELETE FROM graph_parts WHERE key = old.key;
+END;
+CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, data BLOB NOT NULL, used_ns INTEGER NOT NULL);
 """
 
 KEEP_GRAPHS = 12
 """Reference graphs of whole trees kept for instant warm builds (older ones are dropped: they are large)."""
+KEEP_RESULTS = 256
+"""Results computed from a graph kept (PageRank per personalization, a few hundred KB each on a monorepo)."""
 
 TABLES = (
     lru.Table("tags", "key", "length(core) + length(refs)"),
-    lru.Table("graphs", "key", "length(data)", used="used_ns / 1000000000"),
+    lru.Table("graphs", "key", "length(data) + coalesce((SELECT sum(length(p.data)) FROM graph_parts p "
+                               "WHERE p.key = graphs.key), 0)", used="used_ns / 1000000000"),
     lru.Table("bases", "root", "length(data)", used="used_ns / 1000000000"),
+    lru.Table("results", "key", "length(data)", used="used_ns / 1000000000"),
 )
 """What a size cap evicts from, least recently used first (the stat pre-check rows follow their tags)."""
 
@@ -200,10 +210,10 @@ class TagCache:
             except sqlite3.Error:
                 pass
 
-    def load_graph(self, key: bytes) -> bytes | None:
-        """A stored reference-graph snapshot of a whole tree, or None."""
+    def load_graph(self, key: bytes, part: str = "header") -> bytes | None:
+        """One stored part of the reference-graph snapshot of a whole tree (`repomap.graph_store`), or None."""
         try:
-            row = self._db.execute("SELECT data FROM graphs WHERE key = ?", (key,)).fetchone()
+            row = self._db.execute("SELECT data FROM graph_parts WHERE key = ? AND name = ?", (key, part)).fetchone()
         except sqlite3.Error:
             return None
         return row[0] if row else None
@@ -216,14 +226,15 @@ class TagCache:
             return None
         return row[0] if row else None
 
-    def store_graph(self, key: bytes, data: bytes, base: tuple[str, bytes] | None = None) -> None:
-        """Keep a reference-graph snapshot and, with `base` = (name of a directory, tables), the tables to patch
-        that directory's trees from; all but the newest `KEEP_GRAPHS` of each are dropped."""
+    def store_graph(self, key: bytes, parts: dict[str, bytes], base: tuple[str, bytes] | None = None) -> None:
+        """Keep a reference-graph snapshot (its parts by name) and, with `base` = (name of a directory, tables), the
+        tables to patch that directory's trees from; all but the newest `KEEP_GRAPHS` of each are dropped."""
         try:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute(
-                "INSERT OR REPLACE INTO graphs (key, data, used_ns) VALUES (?, ?, ?)", (key, data, time.time_ns())
-            )
+            self._db.execute("DELETE FROM graphs WHERE key = ?", (key,))
+            self._db.execute("INSERT INTO graphs (key, data, used_ns) VALUES (?, ?, ?)", (key, b"", time.time_ns()))
+            self._db.executemany("INSERT INTO graph_parts (key, name, data) VALUES (?, ?, ?)",
+                                 [(key, name, data) for name, data in parts.items()])
             if base is not None:
                 self._db.execute(
                     "INSERT OR REPLACE INTO bases (root, data, used_ns) VALUES (?, ?, ?)", (*base, time.time_ns())
@@ -236,6 +247,29 @@ class TagCache:
                 "DELETE FROM graphs WHERE key NOT IN (SELECT key FROM graphs ORDER BY used_ns DESC LIMIT ?)",
                 (KEEP_GRAPHS,),
             )
+            self._db.execute("COMMIT")
+        except sqlite3.Error:
+            try:
+                self._db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def load_result(self, key: bytes) -> bytes | None:
+        """A stored result computed from a graph (a PageRank of `repomap.rank`, a module tree), or None."""
+        try:
+            row = self._db.execute("SELECT data FROM results WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            return None
+        return row[0] if row else None
+
+    def store_result(self, key: bytes, data: bytes) -> None:
+        """Keep a result computed from a graph; all but the newest `KEEP_RESULTS` are dropped."""
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("INSERT OR REPLACE INTO results (key, data, used_ns) VALUES (?, ?, ?)",
+                             (key, data, time.time_ns()))
+            self._db.execute("DELETE FROM results WHERE key NOT IN (SELECT key FROM results ORDER BY used_ns DESC LIMIT ?)",
+                             (KEEP_RESULTS,))
             self._db.execute("COMMIT")
         except sqlite3.Error:
             try:

@@ -14,11 +14,13 @@ import math
 import pickle
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from repomap import graph_store as _store
+from repomap.graph_store import Names
 from repomap.tags import FileTags
 
 KIND_WEIGHTS: tuple[float, ...] = (1.0, 1.0, 2.0, 1.5, 1.0, 0.5)
@@ -53,67 +55,57 @@ def normalize_import(name: str) -> str:
     return _SOURCE_SUFFIX.sub("", name).strip(".")
 
 
-@dataclass
 class Graph:
-    """The file graph of one tree, independent of any focus."""
+    """The file graph of one tree, independent of any focus. A graph loaded from a snapshot reads each array from
+    its stored part on first use (`_ARRAYS`).
 
-    paths: list[str]
-    """Indexed files, sorted; a file's index is its node id."""
-    families: list[str]
-    """Language family per file."""
-    src: np.ndarray
-    """Edge sources (one edge per file pair)."""
-    dst: np.ndarray
-    """Edge targets."""
-    weight: np.ndarray
-    """Edge weights."""
-    sym_src: np.ndarray
-    """Referencing file of each (referencing file, defining file, name) edge, grouped by `sym_keys`."""
-    sym_weight: np.ndarray
-    """Weight of each symbol edge."""
-    sym_keys: np.ndarray
-    """Sorted distinct `name position * file count + defining file` of the symbol edges (see `symbol_keys`)."""
-    sym_starts: np.ndarray
-    """Where each key's edges start in `sym_src`/`sym_weight`."""
-    vocab: dict[str, dict[str, int]]
-    """Language family → name → name id, for every name defined or referenced (and perhaps a few stale ones)."""
-    name_order: np.ndarray
-    """Per name id, its position in (family, name) order."""
-    def_rank: np.ndarray
-    """Name position (`name_order`) of each (name, defining file) pair, sorted by position then file."""
-    def_file: np.ndarray
-    """Defining file of each pair of `def_rank`."""
-    def_member: np.ndarray
-    """True where the file defines the name only inside another definition (a method, a nested function)."""
-    module_files: dict[str, list[int]]
-    """Module path suffixes (`core.basic`, `basic`) → files."""
-    suffixes: dict[str, list[int]]
-    """Path suffixes by whole components (`basic.py`, `core/basic.py`) → files."""
-    file_defs: np.ndarray
-    """Definitions per file (for the build statistics, without decoding every file's tags)."""
-    file_errors: np.ndarray
-    """Per file: its syntax tree had errors."""
+    Arrays: `src`, `dst`, `weight` (one edge per file pair); `sym_src`, `sym_weight` (referencing file and weight of
+    each (referencing file, defining file, name) edge, grouped by `sym_keys`); `sym_keys` (sorted distinct
+    `name position * file count + defining file`, see `symbol_keys`) and `sym_starts` (where each key's edges start);
+    `def_rank`, `def_file`, `def_member` (name position, defining file and "only inside another definition" of
+    each (name, defining file) pair, sorted by position then file); `file_defs` and `file_errors` (definitions and
+    syntax errors per file, for the build statistics).
+    """
 
-    def name_id(self, family: str, name: str) -> int | None:
-        """The id of a name in a language family, None when the tree never mentions it."""
-        names = self.vocab.get(family)
-        return names.get(name) if names is not None else None
+    def __init__(self, paths: list[str], families: list[str], names: Names, module_files, suffixes,
+                 arrays: dict[str, np.ndarray] | None = None, load=None) -> None:
+        self.paths = paths
+        """Indexed files, sorted; a file's index is its node id."""
+        self.families = families
+        """Language family per file."""
+        self.names = names
+        """Name positions in (family, name) order."""
+        self.module_files = module_files
+        """Module path suffixes (`core.basic`, `basic`) → files (a dict, or a `StoredIndex`)."""
+        self.suffixes = suffixes
+        """Path suffixes by whole components (`basic.py`, `core/basic.py`) → files."""
+        self.key: bytes | None = None
+        """A digest of the tree the graph is of (its paths and content keys), None when not computed."""
+        self._load = load
+        for name, value in (arrays or {}).items():
+            setattr(self, name, value)
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        load = self.__dict__.get("_load")
+        if name not in _ARRAYS or load is None:
+            raise AttributeError(name)
+        value = load(name)
+        setattr(self, name, value)
+        return value
 
     def symbol_keys(self, file: int, names: list[str]) -> np.ndarray:
         """The `sym_keys` key of each name as defined in `file` (-1 for a name the graph does not know)."""
-        table = self.vocab.get(self.families[file], {})
-        ids = np.array([table.get(name, -1) for name in names], dtype=np.int64)
-        if not len(ids):
-            return ids
-        return np.where(ids >= 0, self.name_order[np.maximum(ids, 0)] * len(self.paths) + file, -1)
+        positions = self.names.positions(self.families[file], names)
+        if not len(positions):
+            return positions
+        return np.where(positions >= 0, positions * len(self.paths) + file, -1)
 
     def definers(self, name: str, *, top_level: bool = False) -> list[int]:
         """Files defining `name` (in any language family), in path order; only at module level with `top_level`."""
         out: list[int] = []
         for fam in sorted(set(self.families)):
-            nid = self.name_id(fam, name)
-            if nid is not None:
-                position = self.name_order[nid]
+            position = self.names.position(fam, name)
+            if position is not None:
                 lo = int(np.searchsorted(self.def_rank, position, side="left"))
                 hi = int(np.searchsorted(self.def_rank, position, side="right"))
                 files = self.def_file[lo:hi]
@@ -121,6 +113,10 @@ class Graph:
                     files = files[~self.def_member[lo:hi]]
                 out.extend(files.tolist())
         return sorted(out)
+
+
+_ARRAYS = ("src", "dst", "weight", "sym_src", "sym_weight", "sym_keys", "sym_starts", "def_rank", "def_file",
+           "def_member", "file_defs", "file_errors")
 
 
 @dataclass
@@ -449,10 +445,9 @@ def assemble(t: Tables) -> Graph:
     head[1:] = pair[1:] != pair[:-1]
     sym_starts = np.nonzero(head)[0]
     sym_keys = d_rank[pair[sym_starts]] * nf + s_dst[sym_starts]
-    return Graph(
-        paths, families, src, dst, w, s_src, s_w, sym_keys, sym_starts, t.vocab, name_order, d_rank, d_file,
-        d_member, t.module_files, t.suffixes, t.file_defs, t.file_errors,
-    )
+    arrays = dict(src=src, dst=dst, weight=w, sym_src=s_src, sym_weight=s_w, sym_keys=sym_keys, sym_starts=sym_starts,
+                  def_rank=d_rank, def_file=d_file, def_member=d_member, file_defs=t.file_defs, file_errors=t.file_errors)
+    return Graph(paths, families, Names(t.vocab, name_order), t.module_files, t.suffixes, arrays)
 
 
 def build_graph(paths: list[str], tags: Sequence[FileTags], families: list[str]) -> Graph:
@@ -468,26 +463,34 @@ def changed_files(base: Tables, paths: list[str], families: list[str], keys: lis
 
 
 _SNAPSHOT_VERSION = 1
-_NARROW = {
-    Tables: ("d_name", "r_name", "def_counts", "ref_counts", "order", "file_defs"),
-    Graph: ("src", "dst", "sym_src", "def_rank", "def_file", "file_defs", "name_order"),
-}
-"""Integer columns stored as int32 (halves the bytes to load)."""
+_NARROW = ("d_name", "r_name", "def_counts", "ref_counts", "order", "file_defs")
+"""Integer columns of `Tables` stored as int32 (halves the bytes to load)."""
 
 
-def dumps(obj: Tables | Graph) -> bytes:
-    """A snapshot of tables or a graph, integer columns narrowed."""
+def dumps(obj: Tables) -> bytes:
+    """A snapshot of tables, integer columns narrowed."""
     state = dict(vars(obj))
-    for field in _NARROW[type(obj)]:
+    for field in _NARROW:
         state[field] = state[field].astype(np.int32)
     return pickle.dumps((_SNAPSHOT_VERSION, type(obj).__name__, state), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def loads(blob: bytes, kind: type[Tables] | type[Graph]) -> Tables | Graph:
-    """The tables or graph of a snapshot made by `dumps`; raises ValueError for another format or kind."""
+def loads(blob: bytes, kind: type[Tables] = Tables) -> Tables:
+    """The tables of a snapshot made by `dumps`; raises ValueError for another format or kind."""
     version, name, state = pickle.loads(blob)
     if version != _SNAPSHOT_VERSION or name != kind.__name__:
         raise ValueError(f"not a {kind.__name__} snapshot of version {_SNAPSHOT_VERSION}")
-    for field in _NARROW[kind]:
+    for field in _NARROW:
         state[field] = state[field].astype(np.int64)
     return kind(**state)
+
+
+def graph_parts(graph: Graph) -> dict[str, bytes]:
+    """The stored parts of a graph snapshot (`repomap.graph_store`), its header under `header`."""
+    return _store.dump_parts(graph, _ARRAYS)
+
+
+def load_graph(paths: list[str], read: Callable[[str], bytes | None], fallback: Callable[[], Graph]) -> Graph:
+    """The graph of files `paths` from the parts of its snapshot, arrays read on first use (from `fallback()`
+    when a part is gone by then); raises ValueError for a missing or outdated snapshot."""
+    return _store.load_parts(paths, read, Graph, fallback)

@@ -8,8 +8,10 @@ path and by name, so the result does not depend on hash seeds.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -25,23 +27,33 @@ PATH_WEIGHT = 10.0
 IDENT_WEIGHT = 1.0
 """Personalization weight, split among its definers, of a mentioned identifier."""
 
+_RANK_VERSION = 1
+"""Bump when PageRank or the symbol flow changes: stored results are keyed by it."""
 _MAX_ITERATIONS = 60
 _TOLERANCE = 1e-7
 """L1 change between iterations at which PageRank stops (scores are compared, not printed, at this precision)."""
 _CODE_LIKE = re.compile(r"[_.]|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]|\d")
 
 
-def pagerank(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray, personal: np.ndarray) -> np.ndarray:
-    """Personalized PageRank by power iteration; dangling mass returns to the personalization vector."""
+def pagerank(n: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray, personal: np.ndarray,
+             out: np.ndarray | None = None) -> np.ndarray:
+    """Personalized PageRank by power iteration; dangling mass returns to the personalization vector. `out` is
+    each file's outgoing weight (`np.bincount(src, weights=weight, minlength=n)`) when the caller has it."""
     if n == 0:
         return np.zeros(0)
     p = personal / personal.sum()
-    out = np.bincount(src, weights=weight, minlength=n)
+    if out is None:
+        out = np.bincount(src, weights=weight, minlength=n)
     share = weight / np.where(out[src] > 0, out[src], 1.0)
     dangling = out == 0
     r = p.copy()
+    # one buffer for the per-edge flow: the same products and the same per-target summation order (bincount adds
+    # in edge order) as `r[src] * share`, without allocating and faulting in a fresh edge-sized array per step
+    flow_in = np.empty(len(src), dtype=np.float64)
     for _ in range(_MAX_ITERATIONS):
-        flow = np.bincount(dst, weights=r[src] * share, minlength=n)
+        np.take(r, src, out=flow_in, mode="clip")  # indices are valid: "clip" skips the buffered bounds check
+        np.multiply(flow_in, share, out=flow_in)
+        flow = np.bincount(dst, weights=flow_in, minlength=n)
         new = DAMPING * (flow + r[dangling].sum() * p) + (1.0 - DAMPING) * p
         delta = np.abs(new - r).sum()
         r = new
@@ -159,19 +171,51 @@ class Ranking:
         return np.where(self.symbol_keys[pos] == keys, self.symbol_values[pos], 0.0)
 
 
-def rank(graph: Graph, focus: Focus | None) -> Ranking:
-    """Rank the graph's files and symbols for a focus."""
+class RankStore(Protocol):
+    """Where PageRank results are kept between processes (`repomap.cache.TagCache`)."""
+
+    def load_result(self, key: bytes) -> bytes | None: ...
+
+    def store_result(self, key: bytes, data: bytes) -> None: ...
+
+
+def _walk_graph(graph: Graph, base: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """PageRank for the personalization `base` and the rank flowing into each symbol key."""
+    n = len(graph.paths)
+    if not n:
+        return np.zeros(0), np.zeros(0, dtype=np.float64)
+    out = np.bincount(graph.src, weights=graph.weight, minlength=n)
+    r = pagerank(n, graph.src, graph.dst, graph.weight, base, out)
+    values = np.zeros(0, dtype=np.float64)
+    if len(graph.sym_src):
+        contrib = r[graph.sym_src] * graph.sym_weight / np.where(out[graph.sym_src] > 0, out[graph.sym_src], 1.0)
+        values = np.add.reduceat(contrib, graph.sym_starts)
+    return r, values
+
+
+def _cached_walk(graph: Graph, base: np.ndarray, store: RankStore | None, graph_key: bytes | None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    if store is None or graph_key is None:
+        return _walk_graph(graph, base)
+    key = hashlib.blake2b(f"rank-v{_RANK_VERSION}".encode() + graph_key + base.tobytes(), digest_size=16).digest()
+    n, m = len(graph.paths), len(graph.sym_keys)
+    blob = store.load_result(key)
+    if blob is not None and len(blob) == 8 * (n + m):
+        data = np.frombuffer(blob, dtype=np.float64)
+        return data[:n], data[n:]
+    r, values = _walk_graph(graph, base)
+    store.store_result(key, r.tobytes() + values.tobytes())
+    return r, values
+
+
+def rank(graph: Graph, focus: Focus | None, store: RankStore | None = None, graph_key: bytes | None = None) -> Ranking:
+    """Rank the graph's files and symbols for a focus; with `store` and `graph_key` (a digest of the graph's
+    tree) the PageRank of a personalization seen before is read back instead of iterated (the same floats)."""
     n = len(graph.paths)
     p, mentioned = personalization(graph, focus)
     has_focus = bool(p.sum() > 0)
     base = p if has_focus else np.ones(n, dtype=np.float64)
-    r = pagerank(n, graph.src, graph.dst, graph.weight, base) if n else np.zeros(0)
+    r, values = _cached_walk(graph, base, store, graph_key)
     scores = r + (p / p.sum() if has_focus else 0.0)
-    keys = np.zeros(0, dtype=np.int64)
-    values = np.zeros(0, dtype=np.float64)
-    if len(graph.sym_src) and n:
-        out = np.bincount(graph.src, weights=graph.weight, minlength=n)
-        contrib = r[graph.sym_src] * graph.sym_weight / np.where(out[graph.sym_src] > 0, out[graph.sym_src], 1.0)
-        keys = graph.sym_keys
-        values = np.add.reduceat(contrib, graph.sym_starts)
+    keys = graph.sym_keys if len(values) else np.zeros(0, dtype=np.int64)
     return Ranking(scores, keys, values, mentioned)

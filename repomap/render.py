@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from repomap.tokens import count_tokens
 
+MODULE_TREE_VERSION = 1
+"""Bump when `module_tree` changes: callers keep its text keyed by it."""
 _MAX_TOP_DIRS = 15
 _MAX_SUBDIRS = 8
 
@@ -27,6 +29,8 @@ class RenderInput:
     """Indexed files per language."""
     all_paths: list[str]
     """Every indexed path (for the module tree)."""
+    tree: str | None = None
+    """`module_tree(all_paths, languages)` when the caller has it already."""
 
 
 def module_tree(paths: list[str], languages: dict[str, int]) -> str:
@@ -129,7 +133,7 @@ def render_map(inp: RenderInput, token_budget: int) -> tuple[str, int, bool]:
     """The map text within `token_budget` tokens, how many files it shows, and whether it shows all of `inp`."""
     if token_budget <= 0:
         return "", 0, False
-    tree = module_tree(inp.all_paths, inp.languages)
+    tree = inp.tree if inp.tree is not None else module_tree(inp.all_paths, inp.languages)
     tree_tokens = count_tokens(tree)
     if tree_tokens > token_budget:
         tree = tree.splitlines()[0] + "\n"

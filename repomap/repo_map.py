@@ -21,13 +21,13 @@ from repomap.index import SymbolIndex
 from repomap.names import NameStore
 from repomap.languages import EXTENSIONS, FAMILY, language_for
 from repomap.rank import Ranking, rank
-from repomap.render import RenderInput, render_map
+from repomap.render import MODULE_TREE_VERSION, RenderInput, module_tree, render_map
 from repomap.tags import Definition, FileTags, Reference
 from repomap import walk_snapshot as _walks
 from repomap.walk import IgnoreRules, MapCancelled, SkipReason, WalkResult, walk_files
 
 
-_GRAPH_VERSION = 5
+_GRAPH_VERSION = 6
 """Bump when `repomap.graph` changes: stored graph snapshots are keyed by it."""
 _SNAPSHOT_MIN_FILES = 200
 """Smaller trees rebuild their graph faster than a snapshot loads."""
@@ -128,6 +128,8 @@ class _Corpus:
     """Digest of `paths` and `keys`, computed on first use (`RepoMap.tree_key`)."""
     key_position: dict[bytes, int] | None = None
     """Content key → an index in `paths` with that key, built on first use."""
+    module_tree: str | None = None
+    """The rendered module tree (`repomap.render.module_tree`), computed or read back on first use."""
 
 
 class RepoMap:
@@ -144,12 +146,13 @@ class RepoMap:
         """The mapped directory."""
         self.stats = stats
         """How it was built."""
-        self._ranking: Ranking = rank(corpus.graph, focus)
+        self._ranking: Ranking = rank(corpus.graph, focus, corpus.cache if corpus.cache.persistent else None,
+                                      corpus.graph.key)
         scores = self._ranking.file_scores.tolist()
         order = sorted(range(len(corpus.paths)), key=lambda i: (-scores[i], corpus.paths[i]))
         self._order = order
-        self.files: list[RankedFile] = [RankedFile(corpus.paths[i], scores[i]) for i in order]
-        """Every indexed file, best first."""
+        self._scores = scores
+        self._files: list[RankedFile] | None = None
         self._symbols: list[RankedSymbol] | None = None
         store = NameStore(corpus.cache.db, lambda: self.tree_key, corpus.keys, self._defs_of_key)
         self.index = SymbolIndex(self._load_definitions, corpus.paths, {corpus.paths[i]: r for r, i in enumerate(order)},
@@ -159,6 +162,32 @@ class RepoMap:
         stats.timings["rank"] = t - started
         self.text, self.files_shown = self._render(token_budget)
         stats.timings["render"] = time.perf_counter() - t
+
+    @property
+    def files(self) -> list[RankedFile]:
+        """Every indexed file, best first."""
+        if self._files is None:
+            paths, scores = self._corpus.paths, self._scores
+            self._files = [RankedFile(paths[i], scores[i]) for i in self._order]
+        return self._files
+
+    def _module_tree(self) -> str:
+        """The module tree of the corpus, kept beside its graph snapshot (it depends on the paths alone)."""
+        corpus = self._corpus
+        if corpus.module_tree is None:
+            key = None
+            if corpus.cache.persistent and corpus.graph.key is not None:
+                digest = hashlib.blake2b(f"module-tree-v{MODULE_TREE_VERSION}".encode(), digest_size=16)
+                digest.update(corpus.graph.key + repr(sorted(corpus.languages.items())).encode())
+                key = digest.digest()
+                blob = corpus.cache.load_result(key)
+                if blob is not None:
+                    corpus.module_tree = blob.decode("utf-8", "surrogatepass")
+                    return corpus.module_tree
+            corpus.module_tree = module_tree(corpus.paths, corpus.languages)
+            if key is not None:
+                corpus.cache.store_result(key, corpus.module_tree.encode("utf-8", "surrogatepass"))
+        return corpus.module_tree
 
     def _load_definitions(self, path: str) -> list[Definition]:
         i = self._corpus.position.get(path)
@@ -198,6 +227,7 @@ class RepoMap:
                 symbol_scores=[self._symbol_scores(i) for i in top],
                 languages=corpus.languages,
                 all_paths=corpus.paths,
+                tree=self._module_tree(),
             )
             text, shown, complete = render_map(inp, token_budget)
             if not complete or window >= len(self._order):
@@ -433,24 +463,30 @@ def _graph(root: Path, corpus_rows: tuple[list[str], _LazyTags, list[bytes]], ca
     """The tree's reference graph: its snapshot when the exact same files were seen, else the stored tables of
     the same directory with the changed files' rows replaced (when few changed), else built from all tags."""
     paths, tags, keys = corpus_rows
-    families = [FAMILY[language_for(p).name] for p in paths]
+    # a content key covers the file's language, hence its family: the paths and keys identify the graph
     digest = hashlib.blake2b(f"graph-v{_GRAPH_VERSION}".encode(), digest_size=16)
-    for path, key, fam in zip(paths, keys, families):
-        digest.update(f"{path}\0{fam}\0".encode())
-        digest.update(key)
+    digest.update(b"".join(path.encode("utf-8", "surrogateescape") + b"\0" + key for path, key in zip(paths, keys)))
     snapshot_key = digest.digest()
     use_snapshots = cache.persistent and len(paths) >= _SNAPSHOT_MIN_FILES
+
+    def families_of() -> list[str]:
+        return [FAMILY[language_for(p).name] for p in paths]
+
+    def rebuild() -> Graph:
+        tags.prefetch()
+        return _graphs.assemble(_graphs.tables_from_tags(paths, tags, families_of(), keys))
+
     base_key = f"graph-v{_GRAPH_VERSION}:{os.path.realpath(root)}"  # the tables last fully built in this directory
     if use_snapshots:
         # a damaged or outdated snapshot is rebuilt, never fatal
-        blob = cache.load_graph(snapshot_key)
-        if blob is not None:
-            try:
-                graph = _graphs.loads(blob, Graph)
-                stats.graph = "snapshot"
-                return graph
-            except Exception:
-                pass
+        try:
+            graph = _graphs.load_graph(paths, lambda part: cache.load_graph(snapshot_key, part), rebuild)
+            graph.key = snapshot_key
+            stats.graph = "snapshot"
+            return graph
+        except Exception:
+            pass
+        families = families_of()
         blob = cache.load_base(base_key)
         if blob is not None:
             try:
@@ -459,15 +495,20 @@ def _graph(root: Path, corpus_rows: tuple[list[str], _LazyTags, list[bytes]], ca
                 if changed <= max(_PATCH_MIN_FILES, len(paths) // _PATCH_FRACTION):
                     tables, stats.graph_files = _graphs.patch_tables(base, paths, families, keys, tags)
                     stats.graph = "patched"
-                    return _graphs.assemble(tables)
+                    graph = _graphs.assemble(tables)
+                    graph.key = snapshot_key
+                    return graph
             except Exception:
                 pass
+    else:
+        families = families_of()
     tags.prefetch()
     tables = _graphs.tables_from_tags(paths, tags, families, keys)
     graph = _graphs.assemble(tables)
     stats.graph, stats.graph_files = "built", len(paths)
     if use_snapshots:
-        cache.store_graph(snapshot_key, _graphs.dumps(graph), base=(base_key, _graphs.dumps(tables)))
+        graph.key = snapshot_key
+        cache.store_graph(snapshot_key, _graphs.graph_parts(graph), base=(base_key, _graphs.dumps(tables)))
     return graph
 
 
