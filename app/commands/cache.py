@@ -7,12 +7,11 @@ import time
 from typing import Annotated
 
 import typer
-from pydantic import ByteSize, TypeAdapter, ValidationError
-
-_SIZE = TypeAdapter(ByteSize)
 
 
 def _human(n: int) -> str:
+    from pydantic import ByteSize  # lazy: pydantic costs every other command (`map` first) 0.1 s to import
+
     return ByteSize(n).human_readable(separator=" ")
 
 
@@ -23,8 +22,10 @@ def _when(ts: float | None) -> str:
 def _parse_size(value: str | None) -> int | None:
     if value is None:
         return None
+    from pydantic import ByteSize, TypeAdapter, ValidationError  # lazy: as in `_human`
+
     try:
-        return int(_SIZE.validate_python(value))
+        return int(TypeAdapter(ByteSize).validate_python(value))
     except ValidationError as exc:
         raise typer.BadParameter(f"{value!r} is not a size: use e.g. 500MB, 2GiB or a number of bytes") from exc
 

@@ -6,8 +6,6 @@ import json
 
 import typer
 
-from schemas import diagnosis_json_schema
-
 
 def register(cli: typer.Typer) -> None:
     """Add `schema` to the CLI."""
@@ -15,4 +13,6 @@ def register(cli: typer.Typer) -> None:
     @cli.command("schema")
     def schema_command() -> None:
         """Print the versioned JSON Schema of a diagnosis."""
+        from schemas import diagnosis_json_schema  # lazy: the pydantic models cost every other command 0.1 s
+
         typer.echo(json.dumps(diagnosis_json_schema(), indent=2, sort_keys=True))
