@@ -21,7 +21,7 @@ from repomap import walk_snapshot as _walks
 from repomap.languages import grammar_versions
 from repomap.tags import FileTags
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 """Bump when the stored format or the extraction changes; old cache files are then left unused."""
 
 BINARY = b"binary"

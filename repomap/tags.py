@@ -272,13 +272,19 @@ def _extract_refs(src: bytes, caps: dict) -> tuple[list[str], bytes, array]:
     return names, bytes(kinds), rows
 
 
+def _position(node) -> tuple[int, int, str]:
+    return node.start_byte, node.end_byte, node.type
+
+
 def extract_tags(source: bytes, language: str, *, max_signature_chars: int = 200) -> FileTags:
     """Definitions and references of a file's bytes in `language` (a `languages.LANGUAGES` name)."""
     from tree_sitter import QueryCursor
 
     g = grammar(language)
     tree = g.parser.parse(source)
-    caps = QueryCursor(g.query).captures(tree.root_node)
+    # py-tree-sitter returns each capture's nodes in an order that varies from call to call: document order makes
+    # the tags (which name a definition takes, the order of references) the same in every process
+    caps = {name: sorted(nodes, key=_position) for name, nodes in QueryCursor(g.query).captures(tree.root_node).items()}
     defs = _extract_defs(source, caps, max_signature_chars)
     names, kinds, rows = _extract_refs(source, caps)
     agg = Counter(zip(names, kinds))

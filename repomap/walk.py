@@ -19,6 +19,8 @@ from repomap.gate import DenyRules, Gate, Refusal, Refused, read_regular
 
 _MAX_RULES_BYTES = 1 << 20
 """Largest `.gitignore` read (a bigger one is ignored)."""
+MAX_RULES_BYTES = _MAX_RULES_BYTES
+"""The same, for the readers that look for unreadable ignore files on their own (`funnel.tools.sandbox`)."""
 
 
 class SkipReason(StrEnum):

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from funnel.localize.term_cache import TermCache
 from repomap.gate import Gate, Refused
 
 __all__ = ("SymbolSpan", "FileDoc", "Corpus", "tokenize", "split_identifier", "regex_definitions", "count_file",
-           "spans_of", "is_generated", "declares_version", "vendored_paths")
+           "spans_of", "is_generated", "declares_version", "vendored_paths", "path_tokens")
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -67,6 +69,14 @@ def vendored_paths(root: Path, paths: list[str], versioned: list[str]) -> frozen
         if name == "__init__.py" and parent and (root / parent / "__init__.py").is_file():
             roots.append(package + "/")
     return frozenset(p for p in paths if _VENDOR_DIR.search(p) or any(p.startswith(r) for r in roots))
+
+
+@lru_cache(maxsize=1 << 16)  # pure, and asked for every path of the tree on each ranking
+def path_tokens(path: str) -> frozenset[str]:
+    """Terms of a file's name (without extension) and of its directory's name."""
+    stem = posixpath.basename(path).split(".")[0]
+    parent = posixpath.basename(posixpath.dirname(path))
+    return frozenset(t for t in tokenize(f"{stem} {parent}") if len(t) >= 3 and t not in ("init", "index", "main", "mod"))
 
 
 def split_identifier(word: str) -> list[str]:
@@ -185,6 +195,14 @@ class Corpus:
                 for j, s in enumerate(d.symbols):
                     self._names.setdefault(s.name, []).append((i, j))
         return self._names
+
+    def path_term_counts(self, terms: set[str]) -> dict[str, int]:
+        """For each term, the number of files whose name or directory carries it (`path_tokens`)."""
+        counts = dict.fromkeys(terms, 0)
+        for path in self.by_path:
+            for t in path_tokens(path) & terms:
+                counts[t] += 1
+        return counts
 
     def find_literal(self, needle: str) -> list[str]:
         """Paths of the files whose text contains `needle`, in `docs` order."""

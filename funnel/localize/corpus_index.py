@@ -19,14 +19,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from funnel.localize.corpus import path_tokens
+
 __all__ = ("INDEX_MIN_FILES", "FileRecord", "IndexStats", "CorpusIndex", "index_path")
 
 INDEX_MIN_FILES = 5_000
 """Trees with fewer indexed files rank from memory: reading them whole is faster than opening an index."""
-INDEX_VERSION = "v1"
+INDEX_VERSION = "v2"
 """Bump when a record or the tables change; files of other versions are never read."""
 _PATCH_FRACTION = 4
 """A stored index is patched when at most this fraction (1/n) of the files changed, else rebuilt."""
+PATH_TERM = "\0path:"
+"""Prefix of the postings of path terms (`path_tokens`: the words of a file's name and directory), kept beside
+the content terms (no content term starts with a NUL)."""
 GENERATED, OWN_VERSION, SKIPPED = 1, 2, 4
 """Flag bits of a document: a generator's mark in its head, an `__init__.py` declaring `__version__`, and left out
 of the corpus (too large, binary or refused by the gate)."""
@@ -155,7 +160,7 @@ class CorpusIndex:
         for doc, (path, ckey) in enumerate(entries):
             record = read(path)
             self._insert(doc, path, ckey, record)
-            _add(postings, names, doc, record)
+            _add(postings, names, doc, path, record)
         db.executemany("INSERT INTO postings (term, refs) VALUES (?, ?)", ((t, _blob(r)) for t, r in postings.items()))
         db.executemany("INSERT INTO names (name, refs) VALUES (?, ?)", ((n, _blob(r)) for n, r in names.items()))
         db.execute("COMMIT")
@@ -172,6 +177,9 @@ class CorpusIndex:
         db = self._db
         old = self.records(gone)
         touched_terms = {t for terms, _, _ in old.values() for t in terms}
+        for chunk in _chunks(gone):
+            q = f"SELECT path FROM docs WHERE id IN ({','.join('?' * len(chunk))})"
+            touched_terms.update(PATH_TERM + t for (path,) in db.execute(q, chunk) for t in path_tokens(path))
         touched_names = {s[0] for _, _, spans in old.values() for s in spans}
         # ids are never reused: a reader pinned to an older snapshot keeps meaning the same file by the same id
         row = db.execute("SELECT value FROM meta WHERE key = 'next_id'").fetchone()
@@ -179,8 +187,8 @@ class CorpusIndex:
         fresh = {first + k: (path, ckey, read(path)) for k, (path, ckey) in enumerate(new)}
         added_terms: dict[str, list[tuple[int, int]]] = {}
         added_names: dict[str, list[tuple[int, int]]] = {}
-        for doc, (_, _, record) in fresh.items():
-            _add(added_terms, added_names, doc, record)
+        for doc, (path, _, record) in fresh.items():
+            _add(added_terms, added_names, doc, path, record)
         gone_set = set(gone)
         db.execute("BEGIN IMMEDIATE")
         for chunk in _chunks(gone):
@@ -237,10 +245,14 @@ class CorpusIndex:
         return [name for (name,) in self._db.execute("SELECT name FROM names")]
 
 
-def _add(postings: dict[str, list[tuple[int, int]]], names: dict[str, list[tuple[int, int]]], doc: int,
+def _add(postings: dict[str, list[tuple[int, int]]], names: dict[str, list[tuple[int, int]]], doc: int, path: str,
          record: FileRecord) -> None:
+    if record.flags & SKIPPED:
+        return
     for term, n in record.terms.items():
         postings.setdefault(term, []).append((doc, n))
+    for term in path_tokens(path):
+        postings.setdefault(PATH_TERM + term, []).append((doc, 1))
     for j, span in enumerate(record.spans):
         names.setdefault(span[0], []).append((doc, j))
 

@@ -25,6 +25,7 @@ from funnel.localize.corpus import (
 from funnel.localize.corpus_index import (
     GENERATED,
     OWN_VERSION,
+    PATH_TERM,
     SKIPPED,
     SKIPPED_RECORD,
     CorpusIndex,
@@ -168,6 +169,11 @@ class IndexedCorpus(Corpus):
                 refs = [(position[d], n) for d, n in found.get(term, []) if d in position]
                 self._postings[term] = sorted(refs)
         return self._postings
+
+    def path_term_counts(self, terms: set[str]) -> dict[str, int]:
+        """For each term, the number of files whose name or directory carries it, from the path-term postings."""
+        found = self.postings([PATH_TERM + t for t in terms])
+        return {t: len(found[PATH_TERM + t]) for t in terms}
 
     @property
     def names(self) -> Mapping[str, list[tuple[int, int]]]:

@@ -12,40 +12,32 @@ from __future__ import annotations
 import math
 import posixpath
 import re
-from collections.abc import Callable
-from functools import lru_cache
+from collections.abc import Callable, Mapping
 
-from funnel.localize.corpus import tokenize
+from funnel.localize.corpus import path_tokens, tokenize
 
-__all__ = ("path_tokens", "path_term_scores", "sibling_scores")
+__all__ = ("path_tokens", "path_term_scores", "sibling_scores", "title_path_terms")
 
 _ENTRY = re.compile(r"(?:^|/)(?:__init__\.pyi?|index\.[jt]sx?|mod\.rs|lib\.rs|main\.rs)$")
 
 
-@lru_cache(maxsize=1 << 16)  # pure, and asked for every path of the tree on each ranking
-def path_tokens(path: str) -> frozenset[str]:
-    """Terms of a file's name (without extension) and of its directory's name."""
-    stem = posixpath.basename(path).split(".")[0]
-    parent = posixpath.basename(posixpath.dirname(path))
-    return frozenset(t for t in tokenize(f"{stem} {parent}") if len(t) >= 3 and t not in ("init", "index", "main", "mod"))
+def title_path_terms(title: str) -> set[str]:
+    """The title's terms that can name a file or directory (three letters or more)."""
+    return {t for t in tokenize(title) if len(t) >= 3}
 
 
-def path_term_scores(paths: list[str], title: str, pool: set[str]) -> dict[str, float]:
-    """For each file of `pool`, the summed rarity (1 / (1 + ln df), df = files whose name or directory carries the
-    term) of the title's terms its name or directory carries, capped at 1."""
-    terms = {t for t in tokenize(title) if len(t) >= 3}
+def path_term_scores(counts: Mapping[str, int], title: str, pool: set[str]) -> dict[str, float]:
+    """For each file of `pool`, the summed rarity (1 / (1 + ln df), df = `counts[term]`: the files whose name or
+    directory carries the term, `Corpus.path_term_counts`) of the title's terms its name or directory carries,
+    capped at 1."""
+    terms = title_path_terms(title)
     if not terms:
         return {}
-    tokens = {p: path_tokens(p) & terms for p in paths}
-    df: dict[str, int] = {}
-    for found in tokens.values():
-        for t in found:
-            df[t] = df.get(t, 0) + 1
     out: dict[str, float] = {}
     for p in pool:
-        found = tokens.get(p)
+        found = path_tokens(p) & terms
         if found:
-            out[p] = min(1.0, sum(1.0 / (1.0 + math.log(df[t])) for t in found))
+            out[p] = min(1.0, sum(1.0 / (1.0 + math.log(counts[t])) for t in found))
     return out
 
 

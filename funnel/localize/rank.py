@@ -28,7 +28,7 @@ from funnel.localize.corpus_index import INDEX_MIN_FILES
 from funnel.localize.indexed import open_indexed
 from funnel.localize.term_cache import default_cache_dir
 from funnel.localize.history import HistoryConfig, HistorySource
-from funnel.localize.pathterms import path_term_scores, sibling_scores
+from funnel.localize.pathterms import path_term_scores, sibling_scores, title_path_terms
 from funnel.localize.signals import SIGNALS, Evidence, Report, is_code, is_prose_word, path_factor
 from repomap import RepoMap
 from repomap.focus import Focus, strip_frames
@@ -156,7 +156,7 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
     title = report_title(text)
     signals = []
     if config.w_title_path > 0:
-        shares = path_term_scores(list(corpus.by_path), title, pool)
+        shares = path_term_scores(corpus.path_term_counts(title_path_terms(title)), title, pool)
         signals.append(("title_path", config.w_title_path, shares, "its name or directory is in the title"))
     if config.w_sibling > 0:
         foreign = corpus.generated | corpus.vendored

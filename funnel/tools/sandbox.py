@@ -16,9 +16,9 @@ from typing import Literal
 
 from funnel.errors import ToolError, UnrecoverableError, UserError
 from funnel.limits import ToolLimits
-from repomap.config import MapConfig
-from repomap.gate import DENY_GLOBS, Gate, Refusal, Refused
-from repomap.walk import IgnoreRules, walk_files
+from repomap.config import MAX_DEPTH, MapConfig
+from repomap.gate import DENY_GLOBS, Gate, Refusal, Refused, read_regular
+from repomap.walk import MAX_RULES_BYTES, IgnoreRules, walk_files
 
 __all__ = ("SECRET_GLOBS", "Sandbox", "ToolLimits", "cap_bytes", "printable")
 
@@ -85,7 +85,7 @@ class Sandbox:
         self.deny: tuple[str, ...] = self.gate.rules.deny
         """Per-repository deny patterns, added to `SECRET_GLOBS`."""
         self._walk_cache: list[str] | None = None
-        self._rules: IgnoreRules
+        self._unreadable: list[str] | None = None
         self._withheld: dict[str, bool] = {}
 
     # ---- secrets ---------------------------------------------------------------------------------
@@ -186,15 +186,17 @@ class Sandbox:
     def known_paths(self) -> list[str]:
         """Every non-secret file and directory path under the root, per the repo map's ignore rules (cached)."""
         if self._walk_cache is None:
-            self._rules = IgnoreRules(self.root)
-            walked = _walk_paths(self.root, limit=_MAX_WALK_PATHS, rules=self._rules)
+            walked = _walk_paths(self.root, limit=_MAX_WALK_PATHS, rules=IgnoreRules(self.root))
             self._walk_cache = [p for p in walked if not self.is_secret(p)]
         return self._walk_cache
 
     def unreadable_ignore_files(self) -> list[str]:
-        """`.gitignore` files that are not regular files (a FIFO would block ripgrep forever); walks once."""
-        self.known_paths()
-        return self._rules.unreadable
+        """`.gitignore` files (and `.git/info/exclude`) that are not readable regular files: a FIFO would block
+        ripgrep forever. Found once by a scan of the directories, far cheaper than the walk of `known_paths`;
+        one under a git-ignored directory counts too."""
+        if self._unreadable is None:
+            self._unreadable = _unreadable_ignore_files(self.root)
+        return self._unreadable
 
     def nearest_paths(self, rel: str, n: int = 5) -> list[str]:
         """The existing paths closest to a path that does not exist (same file name first, then similar spelling)."""
@@ -232,6 +234,34 @@ class Sandbox:
             if tail in known and not self.is_secret(tail):
                 return f" Did you mean {tail!r}?"
         return ""
+
+
+def _unreadable_ignore_files(root: Path) -> list[str]:
+    """Root-relative `.gitignore` files (and `.git/info/exclude`) the walker's rules could not read, in every
+    directory but `.git` and the configured excluded ones (no symlinked directory followed, the map's depth cap)."""
+    skip = frozenset(MapConfig().exclude_dirs) | {".git"}
+    exclude = os.path.join(root, ".git", "info", "exclude")
+    candidates = [exclude] if os.path.lexists(exclude) else []
+    stack: list[tuple[str, int]] = [(str(root), 0)]
+    while stack:
+        here, depth = stack.pop()
+        try:
+            with os.scandir(here) as entries:
+                for entry in entries:
+                    if entry.name == ".gitignore":
+                        candidates.append(entry.path)
+                    elif depth < MAX_DEPTH and entry.name not in skip and entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, depth + 1))
+        except OSError:
+            continue
+    found: list[str] = []
+    for path in candidates:
+        try:
+            read_regular(Path(path), rel=path, max_bytes=MAX_RULES_BYTES, follow=True)
+        except Refused as refused:
+            if refused.reason is not Refusal.broken_symlink:
+                found.append(os.path.relpath(path, root))
+    return sorted(found)
 
 
 def _walk_paths(root: Path, *, limit: int, rules: IgnoreRules | None = None) -> list[str]:

@@ -179,3 +179,11 @@ def test_withheld_values_are_the_values_of_secret_files_only(hostile):
     assert SECRET in values and "ssh-SECRET-7f3a" in values
     assert any("git-SECRET-token-91" in v for v in values)
     assert not any("def load" in v for v in values)
+
+
+def test_search_finds_the_fifo_named_gitignore_by_its_own_scan_without_walking_the_tree(hostile):
+    sb = Sandbox(hostile.root)
+    assert sb.unreadable_ignore_files() == ["app/sub/.gitignore"]
+    assert sb._walk_cache is None
+    result = search(sb, "def ")
+    assert result.note and "app/sub/.gitignore" in result.note

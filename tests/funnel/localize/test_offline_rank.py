@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from funnel.localize.corpus import Corpus, SymbolSpan, count_terms, regex_definitions, split_identifier
+from funnel.localize.corpus import Corpus, FileDoc, SymbolSpan, count_terms, regex_definitions, split_identifier
 from funnel.localize.evidence import literal_keys, parse_read, parse_search_hits, symbol_queries
 from funnel.localize.citations import affected_entries
 from funnel.localize.rank import Candidate, CandidateRanking, CandidateSymbol, RankConfig, rank, rank_report
@@ -240,9 +240,11 @@ LIFT_PATHS = ["src/pkg/__init__.py", "src/pkg/api.py", "src/pkg/cse_main.py", "s
 
 
 def test_title_terms_in_paths_count_by_rarity():
-    from funnel.localize.pathterms import path_term_scores
+    from funnel.localize.pathterms import path_term_scores, title_path_terms
 
-    shares = path_term_scores(LIFT_PATHS, "cse() has strange behaviour in util", set(LIFT_PATHS))
+    title = "cse() has strange behaviour in util"
+    corpus = Corpus(Path("."), [FileDoc(p, {}, 0) for p in LIFT_PATHS], {})
+    shares = path_term_scores(corpus.path_term_counts(title_path_terms(title)), title, set(LIFT_PATHS))
     assert shares["src/pkg/util.py"] == 1.0  # `util` names one file
     assert 0 < shares["src/pkg/cse_main.py"] == shares["src/pkg/cse_opts.py"] < 1.0  # `cse` names two
     assert "src/pkg/api.py" not in shares and "src/other/main.py" not in shares
