@@ -1,14 +1,19 @@
-"""Parsing files into cache rows, serially or in a process pool (both cores for cold builds)."""
+"""Parsing files into cache rows as they are read: in this process and, for cold builds, in a second process.
+
+The caller feeds jobs as it reads files (`ParsePipeline.feed`) and gets rows back as they are done, so file bytes
+are held only while in flight. Once more than `threshold` jobs are waiting, a pool of `processes - 1` extra
+processes is started; the calling process keeps the pool's queue full and parses the rest itself, so every core
+it was given parses (the parent no longer only waits).
+"""
 
 from __future__ import annotations
 
 import os
 import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
-from repomap.cache import encode
+from repomap.cache import decode_core, encode
 from repomap.languages import grammar
 from repomap.names import index_rows
 from repomap.tags import FileTags, extract_tags
@@ -16,42 +21,58 @@ from repomap.walk import MapCancelled
 
 _CANCEL_POLL_S = 0.05
 """How often a pooled parse looks at the cancel event."""
+_BATCH_FILES = 48
+"""Files per batch sent to a worker process (at most) ..."""
+_BATCH_BYTES = 512 * 1024
+"""... or this many bytes of source, whichever comes first: small enough for both processes to finish together."""
+_QUEUED_PER_PROCESS = 2
+"""Batches kept queued per worker process: the next is ready when one ends, and little file data is held."""
 
 Job = tuple[bytes, str, bytes]
 """(cache key, language, file bytes)."""
-Row = tuple[bytes, bytes, bytes, "FileTags | None", list[tuple[str, bytes]]]
-"""(cache key, core blob, refs blob, the tags themselves when parsed in this process, the name index rows)."""
+Row = tuple[bytes, bytes, bytes, FileTags, list[tuple[str, bytes]]]
+"""(cache key, core blob, refs blob, the tags without per-line references, the name index rows)."""
+_WireRow = tuple[bytes, bytes, bytes, list[tuple[str, bytes]]]
+"""A row as a worker process sends it (the tags are decoded from the core blob by the receiver)."""
 
 
-def parse_batch(jobs: list[Job], max_signature_chars: int, keep: bool = False,
-                cancel: threading.Event | None = None) -> list[Row]:
-    """Extract and encode the tags of a batch of files; `keep` returns the tags too (no decoding needed).
-    Raises `MapCancelled` once `cancel` is set (looked at between files)."""
+def _core_tags(tags: FileTags) -> FileTags:
+    return FileTags(tags.defs, "", b"", b"", tags.agg_names, tags.agg_kinds, tags.agg_counts, tags.parse_error)
+
+
+def parse_batch(jobs: list[Job], max_signature_chars: int, cancel: threading.Event | None = None) -> list[Row]:
+    """Extract and encode the tags of a batch of files. Raises `MapCancelled` once `cancel` is set (looked at
+    between files)."""
     rows: list[Row] = []
     for key, language, data in jobs:
         if cancel is not None and cancel.is_set():
             raise MapCancelled("cancelled while parsing")
         tags = extract_tags(data, language, max_signature_chars=max_signature_chars)
         core, refs = encode(tags)
-        rows.append((key, core, refs, tags if keep else None, index_rows(key, tags.defs)))
+        rows.append((key, core, refs, _core_tags(tags), index_rows(key, tags.defs)))
     return rows
 
 
-def usable_workers(workers: int, *, adaptive: bool = True, busy: float | None = None) -> int:
-    """How many parse processes are worth starting: no more than cores, nor (when `adaptive`) than idle cores.
+def _parse_wire(jobs: list[Job], max_signature_chars: int) -> list[_WireRow]:
+    """`parse_batch` in a worker process: the blobs and name rows only (the tags travel once, inside the core)."""
+    return [(r[0], r[1], r[2], r[4]) for r in parse_batch(jobs, max_signature_chars)]
 
-    `busy` is how many cores other processes use now (default: the 1-minute load average). On a saturated
-    machine a pool only adds start-up, copying and cache contention: measured 10-20% slower than parsing
-    in-process at a load of 5 on 2 cores.
+
+def usable_workers(workers: int, *, adaptive: bool = True, busy: float | None = None) -> int:
+    """How many processes (this one included) are worth parsing in: no more than cores, nor (when `adaptive`)
+    more than one when other processes leave less than half a core idle.
+
+    `busy` is how many cores other processes use now (default: the 1-minute load average). The calling process
+    parses too and file bytes are streamed in small batches, so a second process costs little more than its
+    start; on a saturated machine it only adds start-up, copying and cache contention.
     """
     cores = os.cpu_count() or 1
     n = min(workers, cores)
     if adaptive:
         if busy is None and hasattr(os, "getloadavg"):
             busy = os.getloadavg()[0]
-        if busy is not None:
-            idle = cores - busy
-            n = min(n, max(1, int(idle + 0.5)))
+        if busy is not None and cores - busy < 0.5:
+            n = 1
     return max(1, n)
 
 
@@ -79,50 +100,139 @@ def busy_cores(sample_s: float = 0.1) -> float | None:
     return cores * (1.0 - (idle1 - idle0) / (total1 - total0))
 
 
-def parse_all(
-    jobs: list[Job], *, max_signature_chars: int, workers: int, threshold: int, adaptive: bool = True,
-    cancel: threading.Event | None = None,
-) -> list[Row]:
-    """Parse every job; a process pool splits the work when there are more than `threshold` jobs.
-
-    Raises `MapCancelled` within about `_CANCEL_POLL_S` of `cancel` being set: the pool's queued batches are
-    dropped and the running ones (each 1/16 of the work) finish in the background without being waited for.
-    """
-    if len(jobs) > threshold:
-        workers = usable_workers(workers, adaptive=adaptive, busy=busy_cores() if adaptive and workers > 1 else None)
-    if len(jobs) <= threshold or workers <= 1:
-        return parse_batch(jobs, max_signature_chars, keep=True, cancel=cancel)
-    # interleave big and small files so both workers finish together; many small batches balance the load
-    ordered = sorted(jobs, key=lambda j: -len(j[2]))
-    n_batches = workers * 8
-    batches: list[list[Job]] = [ordered[i::n_batches] for i in range(n_batches)]
-    rows: list[Row] = []
+def _start_pool(processes: int, languages: set[str]) -> ProcessPoolExecutor | None:
     try:
         import multiprocessing  # lazy: only cold builds of big trees start a pool
 
         # fork is fastest (workers inherit loaded grammars) but unsafe once other threads exist
         method = "fork" if threading.active_count() == 1 else "forkserver"
-        if method == "fork":  # compile each grammar and query once, before the workers inherit them
-            for language in sorted({j[1] for j in jobs}):
+        if method == "fork":  # compile the grammars seen so far once, before the workers inherit them
+            for language in sorted(languages):
                 grammar(language)
-        context = multiprocessing.get_context(method)
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-    except (OSError, RuntimeError):
-        # no process pool here (sandbox, fork limits): do it ourselves
-        return parse_batch(jobs, max_signature_chars, keep=True, cancel=cancel)
+        return ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context(method))
+    except (OSError, RuntimeError):  # no process pool here (sandbox, fork limits): do it ourselves
+        return None
+
+
+class ParsePipeline:
+    """Parses the jobs fed to it, in this process and in up to `workers - 1` others (see the module docstring).
+
+    Raises `MapCancelled` (from `feed` or `finish`) within about `_CANCEL_POLL_S` of `cancel` being set: queued
+    batches are dropped, running ones finish in the background without being waited for.
+    """
+
+    def __init__(self, *, max_signature_chars: int, workers: int, threshold: int, adaptive: bool = True,
+                 cancel: threading.Event | None = None) -> None:
+        self._max_sig = max_signature_chars
+        self._workers = workers
+        self._threshold = threshold
+        self._adaptive = adaptive
+        self._cancel = cancel
+        self._waiting: list[Job] = []
+        self._waiting_bytes = 0
+        self._pool: ProcessPoolExecutor | None = None
+        self._pool_tried = False
+        self._futures: dict[Future, list[Job]] = {}
+        self._fed = 0
+        self.processes = 1
+        """Processes parsing (this one included), known once the pool was decided on."""
+
+    def feed(self, jobs: list[Job]) -> list[Row]:
+        """Queue jobs; returns the rows finished since the last call (of these or earlier jobs)."""
+        for job in jobs:
+            self._waiting.append(job)
+            self._waiting_bytes += len(job[2])
+        self._fed += len(jobs)
+        out: list[Row] = []
+        if not self._pool_tried and self._fed > self._threshold:
+            self._decide_pool()
+        if self._pool_tried:
+            while len(self._waiting) >= _BATCH_FILES or self._waiting_bytes >= _BATCH_BYTES:
+                self._dispatch(self._take_batch(), out)
+        self._collect(out, block=False)
+        return out
+
+    def finish(self) -> list[Row]:
+        """Parse everything still queued and wait for the workers; the remaining rows."""
+        out: list[Row] = []
+        while self._waiting:
+            self._dispatch(self._take_batch(), out)
+        while self._futures:
+            self._collect(out, block=True)
+        self.close()
+        return out
+
+    def close(self, *, wait_for_workers: bool = True) -> None:
+        """Stop the worker processes (queued batches are dropped)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait_for_workers, cancel_futures=True)
+            self._pool = None
+        self._futures.clear()
+
+    def _decide_pool(self) -> None:
+        self._pool_tried = True
+        busy = busy_cores() if self._adaptive and self._workers > 1 else None
+        n = usable_workers(self._workers, adaptive=self._adaptive, busy=busy)
+        if n > 1:
+            self._pool = _start_pool(n - 1, {j[1] for j in self._waiting})
+        self.processes = n if self._pool is not None else 1
+
+    def _take_batch(self) -> list[Job]:
+        batch: list[Job] = []
+        size = 0
+        while self._waiting and len(batch) < _BATCH_FILES and size < _BATCH_BYTES:
+            job = self._waiting.pop()
+            batch.append(job)
+            size += len(job[2])
+        self._waiting_bytes -= size
+        return batch
+
+    def _dispatch(self, batch: list[Job], out: list[Row]) -> None:
+        """Send `batch` to the pool when its queue has room, else parse it here."""
+        self._check_cancel()
+        if self._pool is not None and len(self._futures) < _QUEUED_PER_PROCESS * (self.processes - 1):
+            try:
+                self._futures[self._pool.submit(_parse_wire, batch, self._max_sig)] = batch
+                return
+            except RuntimeError:  # a broken pool: do the rest ourselves
+                self._drop_pool()
+        out.extend(parse_batch(batch, self._max_sig, cancel=self._cancel))
+        self._collect(out, block=False)
+
+    def _collect(self, out: list[Row], *, block: bool) -> None:
+        if not self._futures:
+            return
+        done, _ = wait(list(self._futures), timeout=_CANCEL_POLL_S if block else 0, return_when=FIRST_COMPLETED)
+        for future in done:
+            batch = self._futures.pop(future)
+            try:
+                wire = future.result()
+            except Exception:  # a worker killed (the pool broken, its other batches cancelled): parse it here
+                self._drop_pool()
+                out.extend(parse_batch(batch, self._max_sig, cancel=self._cancel))
+                continue
+            out.extend((key, core, refs, decode_core(core), names) for key, core, refs, names in wire)
+        self._check_cancel()
+
+    def _drop_pool(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+        self.processes = 1
+
+    def _check_cancel(self) -> None:
+        if self._cancel is not None and self._cancel.is_set():
+            self.close(wait_for_workers=False)
+            raise MapCancelled("cancelled while parsing")
+
+
+def parse_all(jobs: list[Job], *, max_signature_chars: int, workers: int, threshold: int, adaptive: bool = True,
+              cancel: threading.Event | None = None) -> list[Row]:
+    """Parse every job (a `ParsePipeline` fed all at once); rows in no particular order."""
+    pipeline = ParsePipeline(max_signature_chars=max_signature_chars, workers=workers, threshold=threshold,
+                             adaptive=adaptive, cancel=cancel)
     try:
-        pending = {pool.submit(parse_batch, batch, max_signature_chars) for batch in batches}
-        while pending:
-            done, pending = wait(pending, timeout=_CANCEL_POLL_S, return_when=FIRST_COMPLETED)
-            for future in done:
-                rows.extend(future.result())
-            if cancel is not None and cancel.is_set():
-                raise MapCancelled("cancelled while parsing")
-    except (OSError, RuntimeError):  # a broken pool (a worker killed...): do the rest ourselves
-        pool.shutdown(wait=False, cancel_futures=True)
-        return parse_batch(jobs, max_signature_chars, keep=True, cancel=cancel)
+        return pipeline.feed(jobs) + pipeline.finish()
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        pipeline.close(wait_for_workers=False)
         raise
-    pool.shutdown(wait=True)
-    return rows

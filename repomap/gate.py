@@ -57,6 +57,10 @@ class Refused(Exception):
         """Why, as a fixed value."""
 
 
+_NAME_MEMO = 1 << 16
+"""Path components whose deny verdict is remembered (directory names repeat on every path below them)."""
+
+
 class DenyRules:
     """Which repository-relative paths are withheld: `DENY_GLOBS` plus per-repository `deny` patterns.
 
@@ -69,10 +73,16 @@ class DenyRules:
         names = (*DENY_GLOBS, *(d for d in self.deny if "/" not in d))
         self._name_re = re.compile("|".join(fnmatch.translate(g.lower()) for g in names))
         self._path_globs = tuple(d.lower() for d in self.deny if "/" in d)
+        self._names: dict[str, bool] = {}
 
     def denies_name(self, name: str) -> bool:
         """True when one path component (a file or directory name) is withheld wherever it appears."""
-        return self._name_re.match(name.lower()) is not None
+        hit = self._names.get(name)
+        if hit is None:
+            if len(self._names) >= _NAME_MEMO:
+                self._names.clear()
+            hit = self._names[name] = self._name_re.match(name.lower()) is not None
+        return hit
 
     def denies(self, rel: str) -> bool:
         """True when a repository-relative path (judged by its spelling only) is withheld."""
@@ -178,9 +188,12 @@ class Gate:
         if isinstance(found, Refused):
             raise found
         target, st = found
-        real_rel = self.relative(target)
-        if self.rules.denies(real_rel):
-            raise Refused(rel, Refusal.denied, f"{rel!r} leads to a withheld file {_WHY}")
+        if target == self._prefix + rel and _clean(rel):
+            real_rel = rel  # no symlink on the way: the real path is the spelled one, judged above
+        else:
+            real_rel = self.relative(target)
+            if self.rules.denies(real_rel):
+                raise Refused(rel, Refusal.denied, f"{rel!r} leads to a withheld file {_WHY}")
         if not (_stat.S_ISREG(st.st_mode) or _stat.S_ISDIR(st.st_mode)):
             what = f"{rel!r} is {_kind(st.st_mode)}; only regular files and directories can be read"
             raise Refused(rel, Refusal.not_regular, what)
@@ -255,6 +268,11 @@ def read_regular(path: str | Path, *, rel: str, max_bytes: int | None = None, he
             return fh.read() if head is None else fh.read(head)
         except OSError as exc:
             raise Gate._os_refusal(rel, exc) from None
+
+
+def _clean(rel: str) -> bool:
+    """True when `Gate.relative` would spell `rel` (stripped of outer slashes) unchanged: no empty or `.` part."""
+    return "//" not in rel and rel != "." and not rel.startswith("./") and not rel.endswith("/.") and "/./" not in rel
 
 
 def _kind(mode: int) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from repomap import cache as _cache
 from repomap import graph as _graphs
-from repomap._parse import parse_all
+from repomap._parse import ParsePipeline
 from repomap.config import MapConfig
 from repomap.focus import Focus
 from repomap.gate import Gate, Refused
@@ -344,25 +344,51 @@ class _LazyTags:
         return map(self.__getitem__, range(len(self._tags)))
 
 
-def _collect(
-    gate: Gate, walked: WalkResult, config: MapConfig, cache: _cache.TagCache, stats: MapStats,
-    cancel: threading.Event | None, known: dict[str, tuple[int, int, bytes]] | None = None,
-) -> tuple[list[str], _LazyTags, list[bytes], dict[str, int], dict[str, bytes]]:
-    """Hash (or pre-check against `known`, else the cache's rows), find cached tags and parse the rest; skipped
-    files are counted in `walked`. Every file is read through `gate`; raises `MapCancelled` once `cancel` is set.
-    Also returns the content key of every supported file."""
-    root = gate.root
-    t = time.perf_counter()
-    real_root = os.path.realpath(root)
-    if known is None:
-        known = cache.known_files(real_root) if cache.persistent else {}
-        stats.precheck_rows = len(known)
-    keys: dict[str, bytes] = {}
-    langs: dict[str, str] = {}
-    to_parse: list[tuple[bytes, str, bytes]] = []
-    stat_rows: list[tuple[str, int, int, bytes]] = []
-    pending: dict[str, bytes] = {}
-    for f in walked.files:
+_CHUNK_FILES = 512
+"""Files read and hashed before their cache rows are looked up and the missing ones are fed to the parser."""
+_STORE_ROWS = 2000
+"""Parsed rows written to the cache per transaction (the blobs are not all held until the end)."""
+
+
+@dataclass
+class _Collected:
+    """What `_collect` knows about the content keys of one build."""
+
+    binary: dict[bytes, bool] = field(default_factory=dict)
+    """Key → stored as binary, for every key whose row is in the cache (found there or written now)."""
+    decoded: dict[bytes, FileTags] = field(default_factory=dict)
+    """Tags (without per-line references) of the keys parsed in this build."""
+    queued: set[bytes] = field(default_factory=set)
+    """Keys sent to the parser or stored as binary in this build."""
+    rows: list[tuple[bytes, bytes, bytes]] = field(default_factory=list)
+    """Tag rows not written yet."""
+    name_keys: list[bytes] = field(default_factory=list)
+    """Keys of `rows` whose name index rows are in `name_rows`."""
+    name_rows: list[tuple[str, bytes]] = field(default_factory=list)
+    """Name index rows of `name_keys`, not written yet."""
+
+    def add_parsed(self, rows: list) -> None:
+        """Take the parser's rows `(key, core, refs, tags, names)`."""
+        for key, core, refs, tags, names in rows:
+            self.binary[key] = False
+            self.decoded[key] = tags
+            self.rows.append((key, core, refs))
+            self.name_keys.append(key)
+            self.name_rows.extend(names)
+
+    def flush(self, cache: _cache.TagCache, stat_rows: list[tuple[str, int, int, bytes]] | None = None) -> None:
+        """Write the rows held (and `stat_rows`) in one transaction."""
+        cache.store(self.rows, stat_rows or [], (self.name_keys, self.name_rows))
+        self.rows, self.name_keys, self.name_rows = [], [], []
+
+
+def _read_chunk(gate: Gate, walked: WalkResult, files: list, config: MapConfig, real_root: str,
+                known: dict[str, tuple[int, int, bytes]], out: tuple[dict, dict, list], stats: MapStats,
+                cancel: threading.Event | None) -> list[tuple[str, bytes, bytes | None]]:
+    """Pre-check or read and hash `files`: (path, key, bytes or `BINARY`, None when trusted to the pre-check)."""
+    keys, langs, stat_rows = out
+    chunk: list[tuple[str, bytes, bytes | None]] = []
+    for f in files:
         if cancel is not None and cancel.is_set():
             raise MapCancelled("cancelled while reading files")
         spec = language_for(f.path)
@@ -374,6 +400,7 @@ def _collect(
         hit = known.get(real)
         if hit is not None and hit[0] == f.size and hit[1] == f.mtime_ns:
             keys[f.path] = hit[2]
+            chunk.append((f.path, hit[2], None))
             continue
         try:
             data = gate.read_bytes(f.path)
@@ -382,23 +409,22 @@ def _collect(
             continue
         key = keys[f.path] = _cache.content_key(spec.name, data)
         stats.files_hashed += 1
-        pending[f.path] = _cache.BINARY if b"\0" in data[: config.sniff_bytes] else data
+        chunk.append((f.path, key, _cache.BINARY if b"\0" in data[: config.sniff_bytes] else data))
         stat_rows.append((real, f.size, f.mtime_ns, key))
-    stats.timings["hash"] = time.perf_counter() - t
+    return chunk
 
-    t = time.perf_counter()
-    present = cache.present(dict.fromkeys(keys.values()))
-    stored: dict[bytes, bytes] = {k: _cache.BINARY for k, binary in present.items() if binary}
-    stats.timings["load"] = time.perf_counter() - t
 
+def _jobs_of(gate: Gate, chunk: list[tuple[str, bytes, bytes | None]], langs: dict[str, str], config: MapConfig,
+             cache: _cache.TagCache, got: _Collected, timings: dict[str, float]) -> list[tuple[bytes, str, bytes]]:
+    """The parse jobs of a chunk's keys that are neither cached nor queued (binary ones are stored as such)."""
     t = time.perf_counter()
-    new_rows: list[tuple[bytes, bytes, bytes]] = []
+    present = cache.present(dict.fromkeys(k for _, k, _ in chunk if k not in got.queued and k not in got.binary))
+    got.binary.update(present)
+    timings["load"] = timings.get("load", 0.0) + time.perf_counter() - t
     jobs: list[tuple[bytes, str, bytes]] = []
-    queued: set[bytes] = set()
-    for path, key in keys.items():
-        if key in present or key in queued:
+    for path, key, data in chunk:
+        if key in got.binary or key in got.queued:
             continue
-        data = pending.get(path)
         if data is None:  # pre-check said known but the row is gone: read again
             try:
                 data = gate.read_bytes(path)
@@ -406,53 +432,75 @@ def _collect(
                 continue
             if b"\0" in data[: config.sniff_bytes]:
                 data = _cache.BINARY
-        queued.add(key)
+        got.queued.add(key)
         if data is _cache.BINARY:
-            new_rows.append((key, _cache.BINARY, b""))
-            stored[key] = _cache.BINARY
+            got.rows.append((key, _cache.BINARY, b""))
+            got.binary[key] = True
         else:
             jobs.append((key, langs[path], data))
-    rows = parse_all(
-        jobs,
-        max_signature_chars=config.max_signature_chars,
-        workers=config.workers,
-        threshold=config.parallel_threshold,
-        adaptive=config.adaptive_workers,
-        cancel=cancel,
-    )
-    decoded: dict[bytes, FileTags] = {}
-    name_keys: list[bytes] = []
-    name_rows: list[tuple[str, bytes]] = []
-    for key, core, refs, parsed, names in rows:
-        stored[key] = core
-        new_rows.append((key, core, refs))
-        name_keys.append(key)
-        name_rows.extend(names)
-        if parsed is not None:
-            decoded[key] = FileTags(parsed.defs, "", b"", b"", parsed.agg_names, parsed.agg_kinds, parsed.agg_counts,
-                                    parsed.parse_error)
-    stats.cache_misses = len(rows)
-    stats.timings["parse"] = time.perf_counter() - t
-    cache.store(new_rows, stat_rows, (name_keys, name_rows))
+    return jobs
+
+
+def _collect(
+    gate: Gate, walked: WalkResult, config: MapConfig, cache: _cache.TagCache, stats: MapStats,
+    cancel: threading.Event | None, known: dict[str, tuple[int, int, bytes]] | None = None,
+) -> tuple[list[str], _LazyTags, list[bytes], dict[str, int], dict[str, bytes]]:
+    """Hash (or pre-check against `known`, else the cache's rows), find cached tags and parse the rest; skipped
+    files are counted in `walked`. Every file is read through `gate`; raises `MapCancelled` once `cancel` is set.
+    Also returns the content key of every supported file.
+
+    Files are read in chunks and their missing keys fed to the parser at once, so reading overlaps parsing,
+    file bytes are held only until parsed, and rows are written as they come."""
+    started = time.perf_counter()
+    real_root = os.path.realpath(gate.root)
+    if known is None:
+        known = cache.known_files(real_root) if cache.persistent else {}
+        stats.precheck_rows = len(known)
+    keys: dict[str, bytes] = {}
+    langs: dict[str, str] = {}
+    stat_rows: list[tuple[str, int, int, bytes]] = []
+    got = _Collected()
+    timings = {"hash": 0.0, "load": 0.0}
+    pipeline = ParsePipeline(max_signature_chars=config.max_signature_chars, workers=config.workers,
+                             threshold=config.parallel_threshold, adaptive=config.adaptive_workers, cancel=cancel)
+    try:
+        files = walked.files
+        for i in range(0, len(files), _CHUNK_FILES):
+            t = time.perf_counter()
+            chunk = _read_chunk(gate, walked, files[i : i + _CHUNK_FILES], config, real_root, known,
+                                (keys, langs, stat_rows), stats, cancel)
+            timings["hash"] += time.perf_counter() - t
+            got.add_parsed(pipeline.feed(_jobs_of(gate, chunk, langs, config, cache, got, timings)))
+            if len(got.rows) >= _STORE_ROWS:
+                got.flush(cache)
+        got.add_parsed(pipeline.finish())
+    except BaseException:
+        pipeline.close(wait_for_workers=False)
+        raise
+    stats.cache_misses = len(got.decoded)
+    stats.timings["hash"] = timings["hash"]
+    stats.timings["load"] = timings["load"]
+    stats.timings["parse"] = time.perf_counter() - started - timings["hash"] - timings["load"]
+    got.flush(cache, stat_rows)
 
     paths: list[str] = []
     tags: list[FileTags | None] = []
     key_list: list[bytes] = []
     languages: dict[str, int] = {}
-    parsed_keys = {r[0] for r in rows}
     for path in sorted(keys):
         key = keys[path]
-        core = stored.get(key, b"" if key in present else None)
-        if core is None:
+        binary = got.binary.get(key)
+        if binary is None:
             walked.skip(SkipReason.unreadable)
             continue
-        if core == _cache.BINARY:
+        if binary:
             walked.skip(SkipReason.binary)
             continue
-        if key not in parsed_keys:
+        parsed = got.decoded.get(key)
+        if parsed is None:
             stats.cache_hits += 1
         paths.append(path)
-        tags.append(decoded.get(key))
+        tags.append(parsed)
         key_list.append(key)
         languages[langs[path]] = languages.get(langs[path], 0) + 1
     return paths, _LazyTags(key_list, tags, cache), key_list, languages, keys

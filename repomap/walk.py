@@ -86,22 +86,59 @@ class WalkResult:
 
 @dataclass(frozen=True)
 class _Group:
-    """A run of gitignore rules of one polarity from one `.gitignore`, as (at most) two regexes.
+    """A run of gitignore rules of one polarity from one `.gitignore`, as (at most) four regexes.
 
     Only negation changes the outcome of "last match wins", so a run without a change of polarity can be
-    tested as one alternation.
+    tested as one alternation. Rules without a `/` that cannot match one (no `[...]`, no `**`) are also
+    compiled without their `(?:.*/)?` lead, matched against the last path component only: the same verdict
+    (the lead can only skip whole leading components), without scanning the path once per rule.
     """
 
     base: str
     any_re: re.Pattern[str] | None
     dir_re: re.Pattern[str] | None
     negate: bool
+    name_any_re: re.Pattern[str] | None = None
+    """The basename rules of `any_re`, without their lead."""
+    name_dir_re: re.Pattern[str] | None = None
+    """The basename rules of `dir_re`, without their lead."""
+    path_any_re: re.Pattern[str] | None = None
+    """The other rules of `any_re`."""
+    path_dir_re: re.Pattern[str] | None = None
+    """The other rules of `dir_re`."""
 
     def matches(self, sub: str, is_dir: bool) -> bool:
         """True when the path `sub` (relative to `base`) matches a rule of the run."""
-        if self.any_re is not None and self.any_re.match(sub):
+        if "\n" in sub:  # `.` of the lead does not cross a newline: only the full rules say it right
+            if self.any_re is not None and self.any_re.match(sub):
+                return True
+            return is_dir and self.dir_re is not None and self.dir_re.match(sub) is not None
+        name = sub[sub.rfind("/") + 1 :]
+        if self.name_any_re is not None and self.name_any_re.match(name):
             return True
-        return is_dir and self.dir_re is not None and self.dir_re.match(sub) is not None
+        if self.path_any_re is not None and self.path_any_re.match(sub):
+            return True
+        if not is_dir:
+            return False
+        if self.name_dir_re is not None and self.name_dir_re.match(name):
+            return True
+        return self.path_dir_re is not None and self.path_dir_re.match(sub) is not None
+
+
+_LEAD = "(?:.*/)?"
+"""What an unanchored rule's regex starts with (any leading directories)."""
+
+
+def _alternation(bodies: list[str]) -> re.Pattern[str] | None:
+    return re.compile("(?:" + "|".join(bodies) + r")\Z") if bodies else None
+
+
+def _name_body(line_body: str, raw: str) -> str | None:
+    """The lead-less regex of an unanchored rule that cannot match a `/`, else None."""
+    glob = raw.lstrip("!").strip()
+    if not line_body.startswith(_LEAD) or "[" in glob or "**" in glob or "/" in glob.rstrip("/"):
+        return None
+    return line_body[len(_LEAD) :]
 
 
 def _translate(pattern: str) -> str:
@@ -178,16 +215,15 @@ def _parse_line(line: str) -> tuple[str, bool, bool] | None:
 def compile_patterns(lines: list[str] | tuple[str, ...], base: str = "") -> tuple[_Group, ...]:
     """Compile gitignore lines found in directory `base` (repository-relative, "" for the root)."""
     groups: list[_Group] = []
-    any_run: list[str] = []
-    dir_run: list[str] = []
+    runs: dict[str, list[str]] = {"any": [], "dir": [], "name_any": [], "name_dir": [], "path_any": [], "path_dir": []}
     polarity: bool | None = None
 
     def flush() -> None:
-        if polarity is None or not (any_run or dir_run):
+        if polarity is None or not (runs["any"] or runs["dir"]):
             return
-        any_re = re.compile("(?:" + "|".join(any_run) + r")\Z") if any_run else None
-        dir_re = re.compile("(?:" + "|".join(dir_run) + r")\Z") if dir_run else None
-        groups.append(_Group(base, any_re, dir_re, polarity))
+        res = {k: _alternation(v) for k, v in runs.items()}
+        groups.append(_Group(base, res["any"], res["dir"], polarity, res["name_any"], res["name_dir"],
+                             res["path_any"], res["path_dir"]))
 
     for raw in lines:
         parsed = _parse_line(raw)
@@ -196,9 +232,15 @@ def compile_patterns(lines: list[str] | tuple[str, ...], base: str = "") -> tupl
         body, negate, dir_only = parsed
         if polarity is not None and negate != polarity:
             flush()
-            any_run, dir_run = [], []
+            runs = {k: [] for k in runs}
         polarity = negate
-        (dir_run if dir_only else any_run).append(body)
+        kind = "dir" if dir_only else "any"
+        runs[kind].append(body)
+        name = _name_body(body, raw)
+        if name is not None:
+            runs["name_" + kind].append(name)
+        else:
+            runs["path_" + kind].append(body)
     flush()
     return tuple(groups)
 
