@@ -68,7 +68,8 @@ def vendored_paths(root: Path, paths: list[str], versioned: list[str]) -> frozen
         parent = package.rpartition("/")[0]
         if name == "__init__.py" and parent and (root / parent / "__init__.py").is_file():
             roots.append(package + "/")
-    return frozenset(p for p in paths if _VENDOR_DIR.search(p) or any(p.startswith(r) for r in roots))
+    nested = tuple(roots)
+    return frozenset(p for p in paths if _VENDOR_DIR.search(p) or (nested and p.startswith(nested)))
 
 
 @lru_cache(maxsize=1 << 16)  # pure, and asked for every path of the tree on each ranking

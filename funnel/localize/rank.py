@@ -131,7 +131,11 @@ def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) ->
     ev.corpus.prefetch(pool)
     sym_index: list[tuple[int, int]] = [(i, j) for i in pool for j in range(len(docs[i].symbols))]
     sym_docs = [docs[i].symbol_terms[j] for i, j in sym_index]
-    sym_postings = {t: [(k, n) for k, d in enumerate(sym_docs) if (n := d.get(t))] for t in query}
+    sym_postings: dict[str, list[tuple[int, int]]] = {t: [] for t in query}
+    wanted = query.keys()
+    for k, d in enumerate(sym_docs):
+        for t in d.keys() & wanted:
+            sym_postings[t].append((k, d[t]))
     df = {t: len(refs) for t, refs in ev.corpus.postings(query).items()}
     sym_scores = _bm25(sym_postings, [sum(d.values()) for d in sym_docs], query, config.k1, config.b, df, len(docs))
     best_sym = max(sym_scores, default=0.0) or 1.0

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from repomap import MapConfig, build_repo_map
-from repomap import repo_map as _repo_map
+from repomap import _collect as _collect_module
 from repomap._parse import ParsePipeline, parse_batch
 from repomap.cache import cache_file, content_key
 from repomap.gate import Gate, Refused
@@ -59,8 +59,8 @@ def test_rows_written_in_many_small_transactions_equal_one_write(tmp_path, monke
         for name in names:
             os.utime(os.path.join(dirpath, name), (old, old))
     one = build_repo_map(root, cache_dir=tmp_path / "one", config=MapConfig(parallel_threshold=10_000))
-    monkeypatch.setattr(_repo_map, "_CHUNK_FILES", 3)
-    monkeypatch.setattr(_repo_map, "_STORE_ROWS", 2)
+    monkeypatch.setattr(_collect_module, "_CHUNK_FILES", 3)
+    monkeypatch.setattr(_collect_module, "_STORE_ROWS", 2)
     many = build_repo_map(root, cache_dir=tmp_path / "many", config=MapConfig(parallel_threshold=10_000))
     assert many.text == one.text
     assert many.stats.cache_misses == one.stats.cache_misses > 0

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from repomap import _collect as _collect_module
 from repomap import build_repo_map
-from repomap import repo_map as _repo_map
 from tests.repomap.conftest import POLYGLOT, write_tree
 
 FOCUS = "Widget7.render fails in pkg/mod3.py: helper_2() returns None; see _cache_5 and Base.save"
@@ -88,7 +88,7 @@ def _edges(m) -> dict[tuple[str, str], float]:
 
 @pytest.fixture(autouse=True)
 def _snapshot_small_trees(monkeypatch):
-    monkeypatch.setattr(_repo_map, "_SNAPSHOT_MIN_FILES", 1)
+    monkeypatch.setattr(_collect_module, "_SNAPSHOT_MIN_FILES", 1)
 
 
 @pytest.mark.parametrize("change", [_edit, _add, _delete, lambda root: (_edit(root), _add(root), _delete(root))],
@@ -132,7 +132,7 @@ def test_another_directory_or_many_changes_build_afresh(tmp_path, monkeypatch):
     other = shutil.copytree(tree, tmp_path / "other")
     _edit(other)
     assert build_repo_map(other, cache_dir=tmp_path / "cache").stats.graph == "built"
-    monkeypatch.setattr(_repo_map, "_PATCH_MIN_FILES", 0)
+    monkeypatch.setattr(_collect_module, "_PATCH_MIN_FILES", 0)
     for i in range(0, 24, 2):  # half the modules
         path = tree / "pkg" / f"mod{i}.py"
         path.write_text(path.read_text() + f"\n\ndef more_{i}():\n    return helper_{i}(0)\n")

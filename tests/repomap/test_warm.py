@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from repomap import _collect as _collect_module
 from repomap import build_repo_map
 from repomap import graph as _graphs
 from repomap import rank as _rank
-from repomap import repo_map as _repo_map
 from repomap.render import module_tree
 from repomap.tags import extract_tags
 from tests.repomap.conftest import write_tree
@@ -38,7 +38,7 @@ def _reference_pagerank(n, src, dst, weight, personal):
 
 @pytest.fixture(autouse=True)
 def _snapshot_small_trees(monkeypatch):
-    monkeypatch.setattr(_repo_map, "_SNAPSHOT_MIN_FILES", 1)
+    monkeypatch.setattr(_collect_module, "_SNAPSHOT_MIN_FILES", 1)
 
 
 def _small_graph():
