@@ -195,20 +195,14 @@ class TagCache:
             return
         now = time.time_ns()
         fresh = [s for s in stats if now - s[2] > _RACY_NS]
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany(
-                "INSERT OR IGNORE INTO tags (key, core, refs, used_s) VALUES (?, ?, ?, ?)",
-                [(*row, now // 1_000_000_000) for row in rows],
-            )
-            self._db.executemany("INSERT OR REPLACE INTO files (path, size, mtime_ns, key) VALUES (?, ?, ?, ?)", fresh)
-            _names.add_rows(self._db, *names)
-            self._db.execute("COMMIT")
-        except sqlite3.Error:
-            try:
-                self._db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+        db = self._db
+
+        def statements() -> None:
+            db.executemany("INSERT OR IGNORE INTO tags (key, core, refs, used_s) VALUES (?, ?, ?, ?)",
+                           [(*row, now // 1_000_000_000) for row in rows])
+            db.executemany("INSERT OR REPLACE INTO files (path, size, mtime_ns, key) VALUES (?, ?, ?, ?)", fresh)
+            _names.add_rows(db, *names)
+        lru.write(db, statements)
 
     def load_graph(self, key: bytes, part: str = "header") -> bytes | None:
         """One stored part of the reference-graph snapshot of a whole tree (`repomap.graph_store`), or None."""
@@ -229,30 +223,20 @@ class TagCache:
     def store_graph(self, key: bytes, parts: dict[str, bytes], base: tuple[str, bytes] | None = None) -> None:
         """Keep a reference-graph snapshot (its parts by name) and, with `base` = (name of a directory, tables), the
         tables to patch that directory's trees from; all but the newest `KEEP_GRAPHS` of each are dropped."""
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("DELETE FROM graphs WHERE key = ?", (key,))
-            self._db.execute("INSERT INTO graphs (key, data, used_ns) VALUES (?, ?, ?)", (key, b"", time.time_ns()))
-            self._db.executemany("INSERT INTO graph_parts (key, name, data) VALUES (?, ?, ?)",
-                                 [(key, name, data) for name, data in parts.items()])
+        db = self._db
+
+        def statements() -> None:
+            db.execute("DELETE FROM graphs WHERE key = ?", (key,))
+            db.execute("INSERT INTO graphs (key, data, used_ns) VALUES (?, ?, ?)", (key, b"", time.time_ns()))
+            db.executemany("INSERT INTO graph_parts (key, name, data) VALUES (?, ?, ?)",
+                           [(key, name, data) for name, data in parts.items()])
             if base is not None:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO bases (root, data, used_ns) VALUES (?, ?, ?)", (*base, time.time_ns())
-                )
-                self._db.execute(
-                    "DELETE FROM bases WHERE root NOT IN (SELECT root FROM bases ORDER BY used_ns DESC LIMIT ?)",
-                    (KEEP_GRAPHS,),
-                )
-            self._db.execute(
-                "DELETE FROM graphs WHERE key NOT IN (SELECT key FROM graphs ORDER BY used_ns DESC LIMIT ?)",
-                (KEEP_GRAPHS,),
-            )
-            self._db.execute("COMMIT")
-        except sqlite3.Error:
-            try:
-                self._db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+                db.execute("INSERT OR REPLACE INTO bases (root, data, used_ns) VALUES (?, ?, ?)", (*base, time.time_ns()))
+                db.execute("DELETE FROM bases WHERE root NOT IN (SELECT root FROM bases ORDER BY used_ns DESC LIMIT ?)",
+                           (KEEP_GRAPHS,))
+            db.execute("DELETE FROM graphs WHERE key NOT IN (SELECT key FROM graphs ORDER BY used_ns DESC LIMIT ?)",
+                       (KEEP_GRAPHS,))
+        lru.write(db, statements)
 
     def load_result(self, key: bytes) -> bytes | None:
         """A stored result computed from a graph (a PageRank of `repomap.rank`, a module tree), or None."""
@@ -264,18 +248,13 @@ class TagCache:
 
     def store_result(self, key: bytes, data: bytes) -> None:
         """Keep a result computed from a graph; all but the newest `KEEP_RESULTS` are dropped."""
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("INSERT OR REPLACE INTO results (key, data, used_ns) VALUES (?, ?, ?)",
-                             (key, data, time.time_ns()))
-            self._db.execute("DELETE FROM results WHERE key NOT IN (SELECT key FROM results ORDER BY used_ns DESC LIMIT ?)",
-                             (KEEP_RESULTS,))
-            self._db.execute("COMMIT")
-        except sqlite3.Error:
-            try:
-                self._db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+        db = self._db
+
+        def statements() -> None:
+            db.execute("INSERT OR REPLACE INTO results (key, data, used_ns) VALUES (?, ?, ?)", (key, data, time.time_ns()))
+            db.execute("DELETE FROM results WHERE key NOT IN (SELECT key FROM results ORDER BY used_ns DESC LIMIT ?)",
+                       (KEEP_RESULTS,))
+        lru.write(db, statements)
 
     def usage(self) -> lru.Usage:
         """Entries, sizes and last uses of the cache file."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,12 +83,7 @@ def touch(db: sqlite3.Connection, table: Table, keys: Sequence[object], used: di
     stale = [(now, k) for k in keys if used.get(k, 0) < now - USE_GRANULARITY_S]
     if not stale:
         return
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        db.executemany(f"UPDATE {table.name} SET used_s = ? WHERE {table.key} = ?", stale)
-        db.execute("COMMIT")
-    except sqlite3.Error:
-        _rollback(db)
+    write(db, lambda: db.executemany(f"UPDATE {table.name} SET used_s = ? WHERE {table.key} = ?", stale))
 
 
 def usage(db: sqlite3.Connection, path: Path, tables: Iterable[Table]) -> Usage:
@@ -135,6 +130,19 @@ def vacuum(db: sqlite3.Connection) -> None:
     """Give free pages back to the file system (rewrites the file: for an explicit prune, not a build)."""
     db.execute("VACUUM")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def write(db: sqlite3.Connection, statements: Callable[[], object]) -> bool:
+    """Run `statements` in one immediate transaction; a SQLite error rolls it back and gives False (a cache write
+    that fails only costs recomputing later)."""
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        statements()
+        db.execute("COMMIT")
+    except sqlite3.Error:
+        _rollback(db)
+        return False
+    return True
 
 
 def _rollback(db: sqlite3.Connection) -> None:

@@ -15,6 +15,8 @@ import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from repomap import lru
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sym_names (name TEXT NOT NULL, key BLOB NOT NULL, PRIMARY KEY (name, key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS sym_names_by_key ON sym_names (key);
@@ -120,15 +122,7 @@ class NameStore:
                          "LIMIT ?)", (KEEP_TREES,))
 
     def _write(self, action: Callable[[], object]) -> None:
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            action()
-            self._db.execute("COMMIT")
-        except sqlite3.Error:
-            try:
-                self._db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+        lru.write(self._db, action)
 
     def keys_of(self, name: str) -> list[bytes]:
         """Content keys (of any tree) whose file defines `name` as a name or qualified name."""

@@ -18,6 +18,7 @@ import stat as _stat
 import time
 import zlib
 
+from repomap import lru
 from repomap.config import MapConfig
 from repomap.walk import WalkedFile, WalkResult
 
@@ -60,19 +61,12 @@ def store(db: sqlite3.Connection, name: str, walked: WalkResult, skipped: dict[s
              for f in walked.files]
     data = zlib.compress(pickle.dumps(
         (_VERSION, walked.dirs, ignores, files, walked.too_large, skipped), protocol=pickle.HIGHEST_PROTOCOL), 1)
-    try:
-        db.execute("BEGIN IMMEDIATE")
+
+    def statements() -> None:
         db.execute("INSERT OR REPLACE INTO walks (root, data, used_ns) VALUES (?, ?, ?)", (name, data, now))
         db.execute("DELETE FROM walks WHERE root NOT IN (SELECT root FROM walks ORDER BY used_ns DESC LIMIT ?)",
                    (KEEP_WALKS,))
-        db.execute("COMMIT")
-    except sqlite3.Error:
-        try:
-            db.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
-        return False
-    return True
+    return lru.write(db, statements)
 
 
 def load(db: sqlite3.Connection, name: str, root: str, config: MapConfig
