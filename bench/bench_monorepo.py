@@ -78,7 +78,8 @@ def run_one(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
                "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); w = time.perf_counter() - t; "
                "r = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss; "
                "sys.stdout.write(f'{w} {r}\\n' + p.stdout)", *cmd]
-    done = subprocess.run(wrapper, env=env, capture_output=True, text=True)
+    # in the checkout itself: `python -c` puts the working directory first on sys.path, before PYTHONPATH
+    done = subprocess.run(wrapper, env=env, capture_output=True, text=True, cwd=env["PYTHONPATH"])
     head, _, out = done.stdout.partition("\n")
     wall, rss = head.split()
     return float(wall), int(rss) // 1024, out
