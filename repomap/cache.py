@@ -26,6 +26,8 @@ CACHE_VERSION = 3
 
 BINARY = b"binary"
 """Stored in place of tags for files found to be binary."""
+_BINARY_SQL = f"x'{BINARY.hex()}'"
+"""`BINARY` as an SQL literal (a partial index is used only for a query naming its literal, not a parameter)."""
 
 _RACY_NS = 2_000_000_000
 """Files modified this recently are not recorded in the stat pre-check (their mtime may not change on edit)."""
@@ -44,6 +46,12 @@ CREATE TRIGGER IF NOT EXISTS graph_parts_follow AFTER DELETE ON graphs BEGIN
 END;
 CREATE TABLE IF NOT EXISTS results (key BLOB PRIMARY KEY, data BLOB NOT NULL, used_ns INTEGER NOT NULL);
 """
+_INDEXES = f"""
+CREATE INDEX IF NOT EXISTS tags_use ON tags (key, used_s);
+CREATE INDEX IF NOT EXISTS tags_binary ON tags (key) WHERE core = {_BINARY_SQL};
+"""
+"""Made after the schema and its upgrades (a file from before `used_s` gets the column first). `tags_use` answers "which keys are stored, last used when" from the index alone (the rows are large: a look-up
+that reads them costs three times as much); `tags_binary` lists the keys stored as binary (`BINARY`)."""
 
 KEEP_GRAPHS = 12
 """Reference graphs of whole trees kept for instant warm builds (older ones are dropped: they are large)."""
@@ -130,6 +138,7 @@ class TagCache:
         db.executescript(_names.SCHEMA)
         db.executescript(_walks.SCHEMA)
         lru.add_used_column(db, "tags")
+        db.executescript(_INDEXES)
         return db
 
     def close(self) -> None:
@@ -169,11 +178,14 @@ class TagCache:
         for i in range(0, len(keys), 900):
             chunk = keys[i : i + 900]
             marks = ",".join("?" * len(chunk))
-            for key, binary, used_s in self._db.execute(
-                f"SELECT key, core = ?, used_s FROM tags WHERE key IN ({marks})", (BINARY, *chunk)
+            for key, used_s in self._db.execute(
+                f"SELECT key, used_s FROM tags INDEXED BY tags_use WHERE key IN ({marks})", chunk
             ):
-                out[key] = bool(binary)
+                out[key] = False
                 used[key] = used_s
+        for (key,) in self._db.execute(f"SELECT key FROM tags INDEXED BY tags_binary WHERE core = {_BINARY_SQL}"):
+            if key in out:
+                out[key] = True
         lru.touch(self._db, TABLES[0], list(out), used)
         return out
 

@@ -101,3 +101,17 @@ def test_two_processes_share_one_cache_at_once(tmp_path):
     assert [p.returncode for p in procs] == [0, 0]
     assert outs == ["16", "16"]
     assert build_repo_map(roots[0], cache_dir=tmp_path / "cache").stats.cache_misses == 0
+
+
+def test_a_warm_build_still_knows_a_binary_file_from_the_index_of_stored_keys(tmp_path):
+    root = write_tree(tmp_path / "r", {"ok.py": "def f():\n    return 1\n", "blob.py": b"\x00\x01binary\x00"})
+    old = time.time() - 3600
+    for path in [root, *root.iterdir()]:
+        os.utime(path, (old, old))
+    cold = build_repo_map(root, cache_dir=tmp_path / "c")
+    cache = TagCache(tmp_path / "c")
+    keys = [k for (k,) in cache._db.execute("SELECT key FROM tags")]
+    assert sorted(cache.present(keys).values()) == [False, True]
+    warm = build_repo_map(root, cache_dir=tmp_path / "c")
+    assert cold.stats.skipped.get("binary") == warm.stats.skipped.get("binary") == 1
+    assert [f.path for f in warm.files] == ["ok.py"] and warm.stats.files_hashed == 0
