@@ -59,7 +59,8 @@ def summarize(records: Mapping[str, Mapping[str, Any]], instances: Sequence[Inst
     summary["function_n"] = sum(1 for s in ours if s["function_acc_at_5"] is not None)
     summary["errors"] = sum(1 for _, r, _ in rows if r.get("error"))
     summary["terminations"] = dict(sorted(Counter(str(r.get("termination") or "none") for _, r, _ in rows).items()))
-    baseline = _accuracy(base)
+    ran_baseline = any(r.get("baseline_files") for _, r, _ in rows)  # `--no-baseline` records empty lists
+    baseline = _accuracy(base) if ran_baseline else dict.fromkeys(_accuracy(base))
     for key in ("function_acc_at_5", "line_overlap", *breakdown.LINE_KEYS):
         baseline[key] = None  # whole-file ranking names no functions and cites no lines
     summary["baseline"] = baseline
@@ -79,7 +80,8 @@ def summarize(records: Mapping[str, Mapping[str, Any]], instances: Sequence[Inst
             "n": len(group),
             **_accuracy([s["ours"] for _, _, s in group]),
             **_effort([r for _, r, _ in group]),
-            "baseline": {k: v for k, v in _accuracy([s["baseline"] for _, _, s in group]).items()
+            "baseline": {k: v if ran_baseline else None
+                         for k, v in _accuracy([s["baseline"] for _, _, s in group]).items()
                          if k.startswith("file_acc") or k == "mrr"},
         }
         for repo, group in sorted(groups.items())
@@ -88,7 +90,10 @@ def summarize(records: Mapping[str, Mapping[str, Any]], instances: Sequence[Inst
     if per_language:
         summary["per_language"] = per_language
     if protocol == locagent.NAME:
-        summary["protocols"] = {locagent.NAME: breakdown.protocol_summary(rows)}
+        figures = breakdown.protocol_summary(rows)
+        if not ran_baseline:
+            figures["baseline"] = {k: v if k == "n" else None for k, v in figures["baseline"].items()}
+        summary["protocols"] = {locagent.NAME: figures}
     return summary
 
 
