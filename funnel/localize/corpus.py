@@ -176,11 +176,16 @@ class Corpus:
         self._names: dict[str, list[tuple[int, int]]] | None = None
 
     def postings(self, terms: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
-        """(index in `docs`, count) of every file holding each term, in `docs` order (terms held by none: empty)."""
-        for term in terms:
-            if term not in self._postings:
-                self._postings[term] = [(i, n) for i, d in enumerate(self.docs) if (n := d.terms.get(term))]
-        return self._postings
+        """(index in `docs`, count) of every file holding each term asked for, in `docs` order (terms held by none:
+        empty); each term is looked up once per corpus."""
+        wanted = list(dict.fromkeys(terms))
+        missing = [t for t in wanted if t not in self._postings]
+        if missing:
+            self._postings.update(self._find_postings(missing))
+        return {t: self._postings[t] for t in wanted}
+
+    def _find_postings(self, terms: list[str]) -> dict[str, list[tuple[int, int]]]:
+        return {t: [(i, n) for i, d in enumerate(self.docs) if (n := d.terms.get(t))] for t in terms}
 
     @property
     def lengths(self) -> list[int]:

@@ -165,16 +165,9 @@ class IndexedCorpus(Corpus):
         """Load the records of these files (by index in `docs`) in one query."""
         self._load(d._doc for i in positions if (d := self.docs[i])._doc not in self._records)  # type: ignore[attr-defined]
 
-    def postings(self, terms: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
-        """(index in `docs`, count) of every file holding each term, in `docs` order."""
-        missing = [t for t in terms if t not in self._postings]
-        if missing:
-            found = self.index.postings(missing)
-            position = self.position
-            for term in missing:
-                refs = [(position[d], n) for d, n in found.get(term, []) if d in position]
-                self._postings[term] = sorted(refs)
-        return self._postings
+    def _find_postings(self, terms: list[str]) -> dict[str, list[tuple[int, int]]]:
+        found, position = self.index.postings(terms), self.position
+        return {t: sorted((position[d], n) for d, n in found.get(t, []) if d in position) for t in terms}
 
     def path_term_counts(self, terms: set[str]) -> dict[str, int]:
         """For each term, the number of files whose name or directory carries it, from the path-term postings."""
