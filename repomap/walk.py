@@ -19,8 +19,6 @@ from repomap.gate import DenyRules, Gate, Refusal, Refused, read_regular
 
 _MAX_RULES_BYTES = 1 << 20
 """Largest `.gitignore` read (a bigger one is ignored)."""
-MAX_RULES_BYTES = _MAX_RULES_BYTES
-"""The same, for the readers that look for unreadable ignore files on their own (`funnel.tools.sandbox`)."""
 
 
 class SkipReason(StrEnum):
@@ -245,6 +243,17 @@ def compile_patterns(lines: list[str] | tuple[str, ...], base: str = "") -> tupl
     return tuple(groups)
 
 
+def read_ignore_file(path: Path) -> list[str] | None:
+    """The lines of an ignore file; [] when it is absent (or a broken link), None when it is there but not a
+    readable regular file (a FIFO named `.gitignore`, a directory, too large...). Never blocks on a FIFO; the
+    patterns are only matched, never shown."""
+    try:
+        data = read_regular(path, rel=str(path), max_bytes=_MAX_RULES_BYTES, follow=True)
+    except Refused as refused:
+        return [] if refused.reason is Refusal.broken_symlink else None
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
 class IgnoreRules:
     """Gitignore semantics for one tree: nested `.gitignore` files, `.git/info/exclude`, and the configured excludes.
 
@@ -270,15 +279,11 @@ class IgnoreRules:
             self._no_gitignore.add(reldir)
 
     def _read(self, path: Path) -> list[str]:
-        # never blocks on a FIFO named .gitignore; the patterns are only matched, never shown
         self.consulted.append(str(path))
-        try:
-            data = read_regular(path, rel=str(path), max_bytes=_MAX_RULES_BYTES, follow=True)
-        except Refused as refused:
-            if refused.reason is not Refusal.broken_symlink:
-                self.unreadable.append(os.path.relpath(path, self.root))
-            return []
-        return data.decode("utf-8", errors="replace").splitlines()
+        lines = read_ignore_file(path)
+        if lines is None:
+            self.unreadable.append(os.path.relpath(path, self.root))
+        return lines or []
 
     def groups_for(self, reldir: str) -> tuple[_Group, ...]:
         """The gitignore rule groups in force inside directory `reldir` ("" for the root), outermost first."""

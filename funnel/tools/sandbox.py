@@ -17,8 +17,8 @@ from typing import Literal
 from funnel.errors import ToolError, UnrecoverableError, UserError
 from funnel.limits import ToolLimits
 from repomap.config import MAX_DEPTH, MapConfig
-from repomap.gate import DENY_GLOBS, Gate, Refusal, Refused, read_regular
-from repomap.walk import MAX_RULES_BYTES, IgnoreRules, walk_files
+from repomap.gate import DENY_GLOBS, Gate, Refusal, Refused
+from repomap.walk import IgnoreRules, read_ignore_file, walk_files
 
 __all__ = ("SECRET_GLOBS", "Sandbox", "ToolLimits", "cap_bytes", "printable")
 
@@ -254,14 +254,7 @@ def _unreadable_ignore_files(root: Path) -> list[str]:
                         stack.append((entry.path, depth + 1))
         except OSError:
             continue
-    found: list[str] = []
-    for path in candidates:
-        try:
-            read_regular(Path(path), rel=path, max_bytes=MAX_RULES_BYTES, follow=True)
-        except Refused as refused:
-            if refused.reason is not Refusal.broken_symlink:
-                found.append(os.path.relpath(path, root))
-    return sorted(found)
+    return sorted(os.path.relpath(path, root) for path in candidates if read_ignore_file(Path(path)) is None)
 
 
 def _walk_paths(root: Path, *, limit: int, rules: IgnoreRules | None = None) -> list[str]:
