@@ -26,7 +26,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -85,7 +84,7 @@ def run_one(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
     return float(wall), int(rss) // 1024, out
 
 
-def investigate(code: Path, tree: Path, report: str, env: dict[str, str]) -> dict:
+def investigate(tree: Path, report: str, env: dict[str, str]) -> dict:
     """One offline investigation: wall time, tool calls and the files named."""
     with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False) as fh:
         fh.write(report)
@@ -108,11 +107,11 @@ def bench_code(code: Path, tree: Path, cache: Path, sizes_note: str, reports: li
     row: dict = {"code": str(code), "tree": sizes_note}
     row["cold_map_s"], row["cold_map_rss_mb"], _ = run_one(cli, env)
     row["warm_map_s"], row["warm_map_rss_mb"], _ = run_one(cli, env)
-    row["first_investigation"] = investigate(code, tree, WARM_UP, env)
+    row["first_investigation"] = investigate(tree, WARM_UP, env)
     runs = {}
     for lang, expected, report in reports:
-        first = investigate(code, tree, report, env)  # a new report: map and index cached, this focus never seen
-        second = investigate(code, tree, report, env)  # the same report again
+        first = investigate(tree, report, env)  # a new report: map and index cached, this focus never seen
+        second = investigate(tree, report, env)  # the same report again
         first["right_file"] = second["right_file"] = bool(second.get("files")) and second["files"][0] == expected
         runs[lang] = {"first": first, "second": second}
     row["investigations"] = runs
