@@ -8,7 +8,6 @@ Gold is used only to score.
 
 from __future__ import annotations
 
-import itertools
 import json
 import sys
 from pathlib import Path

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.line_metrics import score, summarize  # noqa: E402
 from funnel.explorers.offline.lines import narrow_prime  # noqa: E402
 from funnel.explorers.offline.writer import Citation, WriterConfig  # noqa: E402
-from funnel.localize.candidates import RankConfig, report_title  # noqa: E402
+from funnel.localize.candidates import RankConfig  # noqa: E402
 from funnel.localize.rank import _query  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 from repomap.languages import language_for  # noqa: E402
