@@ -47,10 +47,11 @@ def _show(git: str, commit: str, path: str) -> str:
 
 
 def _span(text: str, path: str, symbol: str | None, start: int, end: int) -> tuple[int, int] | None:
-    spec = language_for(path)
+    data = text.encode()
+    spec = language_for(path, data)
     if spec is None or not symbol:
         return None
-    for d in extract_tags(text.encode(), spec.name).defs:
+    for d in extract_tags(data, spec.name).defs:
         q, s, e = d[1], d[3], d[4]
         if q == symbol and s <= start <= e:
             return s, e

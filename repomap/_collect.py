@@ -120,15 +120,14 @@ def _read_chunk(gate: Gate, walked: WalkResult, files: list, config: MapConfig, 
     for f in files:
         if cancel is not None and cancel.is_set():
             raise MapCancelled("cancelled while reading files")
-        spec = language_for(f.path)
-        if spec is None:
+        if language_for(f.path) is None:
             walked.skip(SkipReason.unsupported)
             continue
-        langs[f.path] = spec.name
         real = f"{real_root}/{f.path}"
         hit = known.get(real)
         if hit is not None and hit[0] == f.size and hit[1] == f.mtime_ns:
             keys[f.path] = hit[2]
+            langs[f.path] = _cache.key_language(hit[2])
             chunk.append((f.path, hit[2], None))
             continue
         try:
@@ -136,6 +135,8 @@ def _read_chunk(gate: Gate, walked: WalkResult, files: list, config: MapConfig, 
         except Refused as refused:
             walked.skip(SkipReason(refused.reason.value))
             continue
+        spec = language_for(f.path, data)
+        langs[f.path] = spec.name
         key = keys[f.path] = _cache.content_key(spec.name, data)
         stats.files_hashed += 1
         chunk.append((f.path, key, _cache.BINARY if b"\0" in data[: config.sniff_bytes] else data))

@@ -18,10 +18,10 @@ from pathlib import Path
 from repomap import lru
 from repomap import names as _names
 from repomap import walk_snapshot as _walks
-from repomap.languages import grammar_versions
+from repomap.languages import LANGUAGES, grammar_versions
 from repomap.tags import FileTags
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 """Bump when the stored format or the extraction changes; old cache files are then left unused."""
 
 BINARY = b"binary"
@@ -29,6 +29,8 @@ BINARY = b"binary"
 _BINARY_SQL = f"x'{BINARY.hex()}'"
 """`BINARY` as an SQL literal (a partial index is used only for a query naming its literal, not a parameter)."""
 
+_LANGUAGE_CODE = {spec.name: i for i, spec in enumerate(LANGUAGES)}
+"""Language name → its code, the last byte of a content key."""
 _RACY_NS = 2_000_000_000
 """Files modified this recently are not recorded in the stat pre-check (their mtime may not change on edit)."""
 
@@ -75,10 +77,16 @@ def default_cache_dir() -> Path:
 
 
 def content_key(language: str, data: bytes) -> bytes:
-    """The cache key of a file: its language and a blake2b digest of its bytes."""
-    h = hashlib.blake2b(data, digest_size=16)
+    """The cache key of a file: a blake2b digest of its bytes and language, then the language's one-byte code (so
+    a stat pre-check hit knows the language of a file it does not read)."""
+    h = hashlib.blake2b(data, digest_size=15)
     h.update(language.encode())
-    return h.digest()
+    return h.digest() + bytes((_LANGUAGE_CODE[language],))
+
+
+def key_language(key: bytes) -> str:
+    """The language a content key was made for."""
+    return LANGUAGES[key[-1]].name
 
 
 def encode(tags: FileTags) -> tuple[bytes, bytes]:

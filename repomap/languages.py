@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -53,11 +54,28 @@ EXTENSIONS: frozenset[str] = frozenset(BY_EXTENSION)
 """Every extension with a grammar."""
 
 
-def language_for(path: str) -> LanguageSpec | None:
-    """The language of a file, from its extension; None when unsupported."""
+CPP_HEADER = re.compile(
+    rb"^[ \t]*(?:template[ \t]*<|namespace(?:[ \t]+[A-Za-z_][\w:]*)?\s*\{|(?:class|struct)[ \t]+[A-Za-z_]\w*"
+    rb"[ \t]*(?:final[ \t]*)?:[ \t]*(?:public|protected|private|virtual)\b|(?:public|protected|private)[ \t]*:"
+    rb"|class[ \t]+[A-Za-z_]\w*[ \t]*(?:\{|$))|\bstd::\w",
+    re.MULTILINE,
+)
+"""What only C++ has, at the start of a line (templates, namespaces, classes and access labels) or anywhere
+(`std::`): a `.h` header holding one of them is C++, not C. (`using namespace` is left out: C headers write it in
+their `#ifdef __cplusplus` sections.)"""
+
+
+def language_for(path: str, data: bytes | None = None) -> LanguageSpec | None:
+    """The language of a file, from its extension; None when unsupported. With its bytes, a `.h` header written in
+    C++ is C++ (parsed as C it costs three times as much and yields garbled definitions)."""
     name = path.rpartition("/")[2]
     dot = name.rfind(".")
-    return BY_EXTENSION.get(name[dot:].lower()) if dot > 0 else None
+    if dot <= 0:
+        return None
+    ext = name[dot:].lower()
+    if ext == ".h" and data is not None and CPP_HEADER.search(data):
+        return BY_NAME["cpp"]
+    return BY_EXTENSION.get(ext)
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,12 @@ from repomap import lru
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sym_names (name TEXT NOT NULL, key BLOB NOT NULL, PRIMARY KEY (name, key)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS sym_names_by_key ON sym_names (key);
-CREATE TABLE IF NOT EXISTS sym_keys (key BLOB PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sym_keys (key BLOB PRIMARY KEY, names TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sym_trees (tree BLOB PRIMARY KEY, names BLOB, used_ns INTEGER NOT NULL);
 """
-"""Added to the tags cache file: name → key rows, the keys indexed, and the trees whose keys all are."""
+"""Added to the tags cache file: name → key rows, the keys indexed with their names (`\\0`-joined: the other
+direction, one row per file, which costs a fraction of an index on `sym_names (key)` to write), and the trees whose
+keys all are."""
 
 KEEP_TREES = 64
 """Trees whose completeness mark (and name list) is kept; older marks are dropped (their rows stay, shared)."""
@@ -42,9 +43,14 @@ def index_rows(key: bytes, defs: Iterable[tuple]) -> list[tuple[str, bytes]]:
 
 
 def add_rows(db: sqlite3.Connection, keys: Sequence[bytes], rows: Sequence[tuple[str, bytes]]) -> None:
-    """Record `rows` and mark `keys` indexed, inside the caller's transaction."""
-    db.executemany("INSERT OR IGNORE INTO sym_names (name, key) VALUES (?, ?)", rows)
-    db.executemany("INSERT OR IGNORE INTO sym_keys (key) VALUES (?)", [(k,) for k in keys])
+    """Record `rows` and mark `keys` indexed (every row's key is one of them), inside the caller's transaction."""
+    by_key: dict[bytes, list[str]] = {k: [] for k in keys}
+    for name, key in rows:
+        by_key[key].append(name)
+    # in primary-key order, each insert lands next to the one before
+    db.executemany("INSERT OR IGNORE INTO sym_names (name, key) VALUES (?, ?)", sorted(rows))
+    db.executemany("INSERT OR IGNORE INTO sym_keys (key, names) VALUES (?, ?)",
+                   [(k, "\0".join(names)) for k, names in by_key.items()])
 
 
 def forget_evicted(db: sqlite3.Connection) -> None:
@@ -146,8 +152,9 @@ class NameStore:
             for i in range(0, len(distinct), _CHUNK):
                 chunk = distinct[i : i + _CHUNK]
                 marks = ",".join("?" * len(chunk))
-                found.update(n for (n,) in self._db.execute(
-                    f"SELECT name FROM sym_names WHERE key IN ({marks})", chunk))
+                for (joined,) in self._db.execute(f"SELECT names FROM sym_keys WHERE key IN ({marks})", chunk):
+                    if joined:
+                        found.update(joined.split("\0"))
             names = sorted(found)
             blob = zlib.compress(pickle.dumps(names, protocol=pickle.HIGHEST_PROTOCOL), 1)
             self._write(lambda: self._db.execute("UPDATE sym_trees SET names = ? WHERE tree = ?", (blob, tree)))

@@ -23,8 +23,8 @@ def _jobs(root: Path) -> list[tuple[bytes, str, bytes]]:
 
     jobs = []
     for path in sorted(POLYGLOT):
-        spec = language_for(path)
         data = (root / path).read_bytes()
+        spec = language_for(path, data)
         if spec is not None and isinstance(POLYGLOT[path], str):
             jobs.append((content_key(spec.name, data), spec.name, data))
     return jobs

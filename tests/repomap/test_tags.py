@@ -180,3 +180,48 @@ def test_tags_are_the_same_on_every_parse_of_a_file_with_syntax_errors():
     first = extract_tags(source, "c")
     assert first.defs
     assert all(extract_tags(source, "c") == first for _ in range(10))
+
+
+CPP_HEADER = b"""#pragma once
+namespace geo {
+class Shape {
+ public:
+  virtual double area() const = 0;
+};
+template <typename T> T twice(T x) { return x + x; }
+}  // namespace geo
+"""
+C_HEADER = b"""#ifndef VEC_H
+#define VEC_H
+#ifdef __cplusplus
+using namespace std;
+extern "C" {
+#endif
+struct vec { int len; };
+static inline int vec_len(struct vec *v, const char *template) { return v->len; }
+#ifdef __cplusplus
+}
+#endif
+#endif
+"""
+
+
+def test_a_header_written_in_cpp_is_cpp_and_one_written_in_c_is_c():
+    from repomap.languages import language_for
+
+    assert language_for("include/shape.h", CPP_HEADER).name == "cpp"
+    assert language_for("include/vec.h", C_HEADER).name == "c"
+    assert language_for("include/shape.h").name == "c", "without its bytes a header is taken for C"
+
+
+@pytest.mark.parametrize("second", ["cold", "warm"])
+def test_the_map_tags_a_cpp_header_with_the_cpp_grammar_cold_and_warm(tmp_path, second):
+    root = write_tree(tmp_path / "r", {"include/shape.h": CPP_HEADER.decode(), "include/vec.h": C_HEADER.decode()})
+    repo_map = build_repo_map(root, cache_dir=tmp_path / "cache")
+    if second == "warm":
+        repo_map = build_repo_map(root, cache_dir=tmp_path / "cache")
+        assert repo_map.stats.cache_hits == 2
+    assert repo_map.stats.languages == {"c": 1, "cpp": 1}
+    shape = {(d.qualname, d.kind.value) for d in repo_map.definitions("include/shape.h")}
+    assert {("geo.Shape", "class"), ("geo.Shape.area", "method"), ("geo.twice", "function")} <= shape
+    assert "vec_len" in {d.name for d in repo_map.definitions("include/vec.h")}

@@ -223,10 +223,11 @@ def named_items(code_identifiers: list[str], options: list[str], exclude: set[st
 def reason(report: str, path: str, source: str, spans: list[Span], *, named: dict[str, float],
            terms: dict[str, float]) -> list[Finding]:
     """Findings in the suspect definitions of one file, best first: error shapes, else behaviour lines."""
-    spec = language_for(path)
+    data = source.encode("utf-8", "surrogatepass")
+    spec = language_for(path, data)
     if spec is None or not spans or not source:
         return []
-    root = grammar(spec.name).parser.parse(source.encode("utf-8", "surrogatepass")).root_node
+    root = grammar(spec.name).parser.parse(data).root_node
     lines = source.split("\n")
     kinds = selected_kinds(report)
     found = _error_findings(path, spec.name, root, lines, spans, kinds, terms) if kinds else []
