@@ -5,7 +5,6 @@ The same tools are served over streamable HTTP at `/mcp` by `bugsleuth serve`.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -25,7 +24,7 @@ def register(cli: typer.Typer) -> None:
     ) -> None:
         """Serve investigate, get_investigation, list_investigations, repo_map and the read-only tools over MCP
         (stdio), on the service's settings and database: investigations show on the dashboard."""
-        from app.commands.service import _settings  # lazy, like every command: `bugsleuth --help` stays fast
+        from app.commands.service import _run, _settings  # lazy, like every command: `bugsleuth --help` stays fast
         from app.mcp_server.stdio import serve_stdio
 
         roots = root or [Path.cwd()]
@@ -33,4 +32,4 @@ def register(cli: typer.Typer) -> None:
         if missing:
             typer.echo(f"error: --root is not a directory: {', '.join(missing)}", err=True)
             raise typer.Exit(2)
-        asyncio.run(serve_stdio(_settings(), roots))
+        _run(serve_stdio(_settings(), roots))
