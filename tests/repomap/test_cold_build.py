@@ -14,7 +14,7 @@ from repomap import _collect as _collect_module
 from repomap._parse import ParsePipeline, parse_batch
 from repomap.cache import cache_file, content_key
 from repomap.gate import Gate, Refused
-from repomap.walk import compile_patterns
+from repomap.gitignore import compile_patterns
 from tests.repomap.conftest import POLYGLOT, write_tree
 
 
