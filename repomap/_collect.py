@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from repomap import cache as _cache
 from repomap import graph as _graphs
+from repomap import graph_tables as _tables
 from repomap._parse import ParsePipeline
 from repomap.config import MapConfig
 from repomap.gate import Gate, Refused
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 
 _GRAPH_VERSION = 6
-"""Bump when `repomap.graph` changes: stored graph snapshots are keyed by it."""
+"""Bump when `repomap.graph` or `repomap.graph_tables` changes: stored graph snapshots are keyed by it."""
 _SNAPSHOT_MIN_FILES = 200
 """Smaller trees rebuild their graph faster than a snapshot loads."""
 _PATCH_MIN_FILES = 50
@@ -252,7 +253,7 @@ def reference_graph(root: Path, corpus_rows: tuple[list[str], LazyTags, list[byt
 
     def rebuild() -> Graph:
         tags.prefetch()
-        return _graphs.assemble(_graphs.tables_from_tags(paths, tags, families_of(), keys))
+        return _graphs.assemble(_tables.tables_from_tags(paths, tags, families_of(), keys))
 
     base_key = f"graph-v{_GRAPH_VERSION}:{os.path.realpath(root)}"  # the tables last fully built in this directory
     if use_snapshots:
@@ -268,10 +269,10 @@ def reference_graph(root: Path, corpus_rows: tuple[list[str], LazyTags, list[byt
         blob = cache.load_base(base_key)
         if blob is not None:
             try:
-                base = _graphs.loads(blob, _graphs.Tables)
-                changed = _graphs.changed_files(base, paths, families, keys)
+                base = _tables.loads(blob, _tables.Tables)
+                changed = _tables.changed_files(base, paths, families, keys)
                 if changed <= max(_PATCH_MIN_FILES, len(paths) // _PATCH_FRACTION):
-                    tables, stats.graph_files = _graphs.patch_tables(base, paths, families, keys, tags)
+                    tables, stats.graph_files = _tables.patch_tables(base, paths, families, keys, tags)
                     stats.graph = "patched"
                     graph = _graphs.assemble(tables)
                     graph.key = snapshot_key
@@ -281,10 +282,10 @@ def reference_graph(root: Path, corpus_rows: tuple[list[str], LazyTags, list[byt
     else:
         families = families_of()
     tags.prefetch()
-    tables = _graphs.tables_from_tags(paths, tags, families, keys)
+    tables = _tables.tables_from_tags(paths, tags, families, keys)
     graph = _graphs.assemble(tables)
     stats.graph, stats.graph_files = "built", len(paths)
     if use_snapshots:
         graph.key = snapshot_key
-        cache.store_graph(snapshot_key, _graphs.graph_parts(graph), base=(base_key, _graphs.dumps(tables)))
+        cache.store_graph(snapshot_key, _graphs.graph_parts(graph), base=(base_key, _tables.dumps(tables)))
     return graph

@@ -16,7 +16,8 @@ from typing import Protocol
 import numpy as np
 
 from repomap.focus import Focus, is_library_path, normalize_frame_path
-from repomap.graph import Graph, build_graph, module_keys, normalize_import
+from repomap.graph import Graph, build_graph
+from repomap.graph_tables import module_keys, normalize_import
 
 __all__ = ("Graph", "Ranking", "build_graph", "module_keys", "pagerank", "personalization", "rank")
 
