@@ -75,6 +75,9 @@ class RankConfig:
     """Multiplier of scores of test files."""
     doc_factor: float = 0.4
     """Multiplier of scores of docs, examples and non-code files."""
+    tooling_factor: float = 0.4
+    """Multiplier of scores of the project's tooling (build, release and CI scripts, packaging, bundler and
+    test-runner configuration: `signals.is_tooling`)."""
     generated_factor: float = 0.3
     """Multiplier of scores of generated files (`Corpus.generated`: a generator's mark in the file's head)."""
     vendored_factor: float = 0.3

@@ -19,13 +19,21 @@ from funnel.localize.corpus import Corpus, FileDoc
 from funnel.localize.evidence import literal_keys
 from repomap.focus import Focus, PathMatcher, module_candidates, resolve_frames
 
-__all__ = ("SIGNALS", "Evidence", "Report", "is_code", "is_doc", "is_prose_word", "is_test", "path_factor")
+__all__ = ("SIGNALS", "Evidence", "Report", "is_code", "is_doc", "is_prose_word", "is_test", "is_tooling",
+           "path_factor")
 
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:\w+_)?(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)(?:_\w+)?/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
     r"\.(?:test|spec)\.[jt]sx?$|(?:^|/)conftest\.py$|Tests?\.(?:java|kt|cs)$"
 )
 _DOC_PATH = re.compile(r"(?:^|/)(?:docs?|examples?|samples?|benchmarks?|asv_bench|tutorials?|galleries)/")
+_TOOLING_PATH = re.compile(
+    r"(?:^|/)(?:scripts?|sandbox|build_tools|ci|\.github|\.circleci|hack|devtools)/"
+    r"|(?:^|/)(?:setup|setupext|noxfile|fabfile)\.py$|(?:^|/)build\.rs$"
+    r"|(?:^|/)(?:[Gg]ulpfile|[Gg]runtfile)\.[cm]?[jt]s$|(?:^|/)[\w.-]+\.(?:config|conf)\.[cm]?[jt]s$"
+)
+"""The project's tooling rather than its code: build, release and CI scripts, packaging, bundler and test-runner
+configuration."""
 _NON_CODE = re.compile(r"\.(?:txt|rst|md|json|ya?ml|toml|cfg|ini|html|css|svg|csv|lock|xml|pyi)$|\.d\.ts$")
 _MIN_MENTION_LEN = 4
 
@@ -40,6 +48,11 @@ def is_doc(path: str) -> bool:
     return bool(_DOC_PATH.search(path) or _NON_CODE.search(path))
 
 
+def is_tooling(path: str) -> bool:
+    """A build, release or CI script, or a tool's configuration, by its path."""
+    return bool(_TOOLING_PATH.search(path))
+
+
 def is_code(path: str) -> bool:
     """Neither a test nor a doc (or non-code file) by its path."""
     return not is_test(path) and not is_doc(path)
@@ -51,12 +64,14 @@ def is_prose_word(word: str) -> bool:
 
 
 def path_factor(path: str, config: RankConfig, corpus: Corpus) -> float:
-    """The multiplier of a file's scores by what it is: a test, a doc (or non-code file), generated, vendored, or
-    the project's own code."""
+    """The multiplier of a file's scores by what it is: a test, a doc (or non-code file), the project's tooling,
+    generated, vendored, or the project's own code."""
     if is_test(path):
         return config.test_factor
     if is_doc(path):
         return config.doc_factor
+    if is_tooling(path):
+        return config.tooling_factor
     if path in corpus.generated:
         return config.generated_factor
     return config.vendored_factor if path in corpus.vendored else 1.0

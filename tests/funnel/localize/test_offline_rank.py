@@ -416,3 +416,31 @@ def test_symbol_queries_never_look_up_plain_words_of_the_prose():
     known = {"class", "with", "Session", "request", "fetch_all", "parse", "Loader", "Calling", "Using"}
     asked = symbol_queries(focus, known, limit=10, text=text)
     assert set(asked) == {"fetch_all", "parse", "Loader"}
+
+
+def test_the_project_s_tooling_ranks_below_its_code():
+    from funnel.localize.signals import is_tooling
+
+    tooling = ["scripts/preview-theme.js", "karma.conf.cjs", "gulpfile.js", "sandbox/server.js", "vite.config.ts",
+               "setup.py", "build.rs", ".github/workflows/release.py", "ci/run_tests.py"]
+    code = ["lib/core/Axios.js", "tools/goctl/gen.go", "src/config.js", "django/core/management/commands/shell.py",
+            "sympy/utilities/scripts.py", "src/build/mod.rs"]
+    assert [p for p in tooling if not is_tooling(p)] == []
+    assert [p for p in code if is_tooling(p)] == []
+
+
+def test_a_script_that_renders_a_theme_ranks_below_the_card_the_report_is_about(tmp_path):
+    files = {
+        "src/cards/stats-card.js": "// renders the stats card with the chosen theme\n"
+                                   "function renderStatsCard(stats, theme) { return theme.title + stats.name; }\n",
+        "scripts/preview-theme.js": "// previews a theme: renders the stats card title with the theme title colour\n"
+                                    "// stats card, theme title colour, theme colour of the stats card title\n"
+                                    "function previewTheme(theme) { return renderStatsCard({}, theme) + theme.title; }\n",
+    }
+    root = _make(tmp_path, files)
+    corpus = Corpus.build(root, list(files))
+    text = "Stats card ignores the theme title colour\n\nThe stats card renders the title without the theme colour."
+    paths = [c.path for c in rank(corpus, text, Focus.from_text(text)).candidates]
+    unweighted = [c.path for c in rank(corpus, text, Focus.from_text(text), config=RankConfig(tooling_factor=1.0)).candidates]
+    assert unweighted[0] == "scripts/preview-theme.js"
+    assert paths[0] == "src/cards/stats-card.js"
