@@ -1,15 +1,19 @@
-"""Fit the offline confidence's calibration curve (`funnel/localize/calibration.json`) and check it.
+"""Fit the offline confidence's calibration curves (`funnel/localize/calibration.json`) and check them.
 
     .venv/bin/python bench/fit_calibration.py /work/bench-out/eval-300-anchor \
         --data /work/shared/bench/swebench_lite.jsonl \
         --check-on /work/bench-out/eval-multilang-5fa84f5=/work/shared/bench/multilang_dev.jsonl --write
+    .venv/bin/python bench/fit_calibration.py /work/bench-out/ml-final --data /work/shared/bench/multilang_dev.jsonl \
+        --languages c,cpp,go,java,javascript,typescript,tsx,rust,ruby --write
 
-Reads eval results whose `diagnosis.confidence` is the ranking's raw confidence (a run of the code before the
-curve existed, or any run with `--raw-from` pointing at one: the ranking, hence the raw value, does not change
-with the curve). The label is "the prime suspect file is one the fix changed". The tune half is the data's
-even rows, the check half its odd rows (as `bench/sweep_offline.py`). Fits isotonic regression (pool adjacent
-violators; `--method logistic`: Platt scaling) on the tune half, checks the expected calibration error (five equal-width bins) on both halves and
-on every `--check-on` set, and with `--write` stores the curve's knots, nothing else.
+Reads the raw confidence of each record: `ranking.raw_confidence` (recorded since it existed), else
+`diagnosis.confidence` (a run of the code before any curve existed). The label is "the prime suspect file is one
+the fix changed". The tune half is the data's even rows, the check half its odd rows (as
+`bench/sweep_offline.py`). Fits isotonic regression (pool adjacent violators; `--method logistic`: Platt scaling)
+on the tune half, checks the expected calibration error (five equal-width bins) on both halves and on every
+`--check-on` set, and with `--write` stores the curve's knots, nothing else. Without `--languages` it fits the
+default curve; with it, the curve of a group of languages (records whose prime suspect is in one of them), kept
+beside the default. A check applies each record the curve of its prime suspect's language, as the writer does.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluation.metrics import normalize_path  # noqa: E402
-from funnel.localize.calibration import CALIBRATION_FILE, apply_curve  # noqa: E402
+from funnel.localize.calibration import CALIBRATION_FILE, Calibration, apply_curve, load_calibration  # noqa: E402
+from repomap.languages import language_for  # noqa: E402
 
 BINS = 5
 
@@ -32,8 +37,17 @@ def _jsonl(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
-def points(results: Path, data: Path) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
-    """(raw confidence, prime file right) of the tune half and of the check half."""
+Point = tuple[float, float, str | None]
+"""(raw confidence, prime file right, the prime file's language)."""
+
+
+def _raw(rec: dict) -> float:
+    raw = (rec.get("ranking") or {}).get("raw_confidence")
+    return float(raw if raw is not None else rec["diagnosis"]["confidence"])
+
+
+def points(results: Path, data: Path) -> tuple[list[Point], list[Point]]:
+    """The points of the tune half and of the check half."""
     rows = _jsonl(data)
     half = {r["instance_id"]: n % 2 for n, r in enumerate(rows)}
     gold = {r["instance_id"]: {normalize_path(p) for p in r.get("gold_files") or []} for r in rows}
@@ -44,14 +58,15 @@ def points(results: Path, data: Path) -> tuple[list[tuple[float, float]], list[t
             continue
         files = rec.get("ranked_files") or []
         right = float(bool(files) and normalize_path(files[0]) in gold[i])
-        out[half[i]].append((float(rec["diagnosis"]["confidence"]), right))
+        spec = language_for(files[0]) if files else None
+        out[half[i]].append((_raw(rec), right, spec.name if spec is not None else None))
     return out
 
 
 def isotonic(pts: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
     """Pool adjacent violators: knots (block mean of x, block mean of y), y non-decreasing."""
     blocks: list[list[float]] = []  # [sum x, sum y, count]
-    for x, y in sorted(pts):
+    for x, y in sorted((x, y) for x, y, *_ in pts):
         blocks.append([x, y, 1.0])
         while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] >= blocks[-1][1] / blocks[-1][2]:
             b = blocks.pop()
@@ -64,7 +79,7 @@ def logistic(pts: list[tuple[float, float]], knots: int = 11) -> tuple[list[floa
     a, b = 1.0, 0.0
     for _ in range(50):
         ga = gb = haa = hab = hbb = 0.0
-        for x, y in pts:
+        for x, y, *_ in pts:
             p = 1.0 / (1.0 + math.exp(-(a * x + b)))
             w = p * (1 - p)
             ga, gb = ga + (p - y) * x, gb + (p - y)
@@ -89,6 +104,24 @@ def ece(pairs: list[tuple[float, float]]) -> float:
     return total / len(pairs)
 
 
+def _calibrated(cal: Calibration, pts: list[Point]) -> list[tuple[float, float]]:
+    return [(apply_curve(cal.curve_for(lang), x), y) for x, y, lang in pts]
+
+
+def _write(cal: Calibration | None, curve: tuple[list[float], list[float]], languages: list[str], method: str) -> None:
+    data = json.loads(CALIBRATION_FILE.read_text()) if cal is not None and CALIBRATION_FILE.exists() else {}
+    fitted = {"raw": curve[0], "probability": curve[1]}
+    if languages:
+        groups = [g for g in data.get("groups", []) if set(g["languages"]).isdisjoint(languages)]
+        data["groups"] = [*groups, {"languages": languages, "fitted_on": f"multilang_dev tune half (even rows), {method}",
+                                    **fitted}]
+    else:
+        data = {"fitted_on": f"SWE-bench Lite tune half (even rows), {method}", **fitted,
+                **({"groups": data["groups"]} if data.get("groups") else {})}
+    CALIBRATION_FILE.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"wrote {CALIBRATION_FILE}")
+
+
 def main() -> None:
     """Fit, report and optionally write the curve."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -96,26 +129,34 @@ def main() -> None:
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--check-on", action="append", default=[], help="RESULTS_DIR=DATA.jsonl, raw confidences")
     ap.add_argument("--method", choices=["isotonic", "logistic"], default="isotonic")
+    ap.add_argument("--languages", default="", help="fit the curve of this group of languages (comma-separated)")
     ap.add_argument("--write", action="store_true", help=f"store the knots in {CALIBRATION_FILE}")
     args = ap.parse_args()
+    languages = [x for x in args.languages.split(",") if x]
     tune, check = points(args.results, args.data)
+    if languages:
+        tune, check = ([p for p in half if p[2] in languages] for half in (tune, check))
     xs, ys = (isotonic if args.method == "isotonic" else logistic)(tune)
+    current = load_calibration()
     curve = (tuple(xs), tuple(ys))
+    if languages and current is not None:
+        cal = Calibration(current.default, ((frozenset(languages), curve), *current.groups))
+    else:
+        cal = Calibration(curve, current.groups if current is not None else ())
     report = {"knots": len(xs), "tune_n": len(tune), "check_n": len(check)}
     for name, pts in (("tune", tune), ("check", check)):
-        report[f"{name}_ece_raw"] = round(ece(pts), 3)
-        report[f"{name}_ece_calibrated"] = round(ece([(apply_curve(curve, x), y) for x, y in pts]), 3)
+        report[f"{name}_ece_raw"] = round(ece([(x, y) for x, y, _ in pts]), 3)
+        report[f"{name}_ece_calibrated"] = round(ece(_calibrated(cal, pts)), 3)
     for spec in args.check_on:
         res, _, data = spec.partition("=")
         a, b = points(Path(res), Path(data))
-        report[f"{Path(res).name}_n"] = len(a + b)
-        report[f"{Path(res).name}_ece_raw"] = round(ece(a + b), 3)
-        report[f"{Path(res).name}_ece_calibrated"] = round(ece([(apply_curve(curve, x), y) for x, y in a + b]), 3)
+        for name, pts in (("", a + b), ("_check_half", b)):
+            report[f"{Path(res).name}{name}_n"] = len(pts)
+            report[f"{Path(res).name}{name}_ece_raw"] = round(ece([(x, y) for x, y, _ in pts]), 3)
+            report[f"{Path(res).name}{name}_ece_calibrated"] = round(ece(_calibrated(cal, pts)), 3)
     print(json.dumps(report, indent=1))
     if args.write:
-        CALIBRATION_FILE.write_text(json.dumps({"fitted_on": f"SWE-bench Lite tune half (even rows), {args.method}",
-                                                "raw": xs, "probability": ys}, indent=1) + "\n")
-        print(f"wrote {CALIBRATION_FILE}")
+        _write(current, (xs, ys), languages, args.method)
 
 
 if __name__ == "__main__":

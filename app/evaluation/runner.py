@@ -212,7 +212,8 @@ def describe_result(result: Any) -> dict[str, Any]:
     located = getattr(result, "ranking", None)
     if located is not None:
         ranking = {"files": [metrics.normalize_path(p) for p in located.files][:RANKED_FILES],
-                   "functions": list(located.functions)[:RANKED_FUNCTIONS], "source": located.source}
+                   "functions": list(located.functions)[:RANKED_FUNCTIONS], "source": located.source,
+                   "raw_confidence": getattr(located, "raw_confidence", None)}
     else:  # an explorer without a ranking of its own: the diagnosis' lists are all there is
         ranking = {"files": ranked_files, "functions": ranked_functions, "source": "diagnosis"}
     return {

@@ -87,6 +87,9 @@ class RankedLocations:
     """The best definitions as `path:qualified.name` (nested functions as their outer function), best first."""
     source: str = "offline"
     """Where it comes from: `offline` (the investigator's own ranking) or `prepass` (a model's lexical pre-pass)."""
+    raw_confidence: float | None = None
+    """The ranking's own confidence before calibration (`CandidateRanking.confidence`): what a calibration curve
+    is fitted on."""
 
 
 def ranked_locations(ranking: CandidateRanking, corpus: Corpus, *, files: int = 10, functions: int = 15,
@@ -103,4 +106,4 @@ def ranked_locations(ranking: CandidateRanking, corpus: Corpus, *, files: int = 
         own = corpus.docs[at].symbols if at is not None else []
         index = next((k for k, s in enumerate(own) if s == hit.span), None)
         names.append(f"{cand.path}:{outer_entity(own, index) if index is not None else hit.span.qualname}")
-    return RankedLocations(top, list(dict.fromkeys(names))[:functions], source)
+    return RankedLocations(top, list(dict.fromkeys(names))[:functions], source, ranking.confidence)

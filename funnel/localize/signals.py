@@ -34,7 +34,7 @@ _TOOLING_PATH = re.compile(
 )
 """The project's tooling rather than its code: build, release and CI scripts, packaging, bundler and test-runner
 configuration."""
-_NON_CODE = re.compile(r"\.(?:txt|rst|md|json|ya?ml|toml|cfg|ini|html|css|svg|csv|lock|xml|pyi)$|\.d\.ts$")
+_NON_CODE = re.compile(r"\.(?:txt|rst|md|json|ya?ml|toml|cfg|ini|html|css|svg|csv|lock|xml|pyi)$|\.d\.[cm]?ts$")
 _MIN_MENTION_LEN = 4
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
+from app.evaluation.runner import describe_result
+from funnel.localize.citations import RankedLocations
 from tests.app import _eval_repo as fx
 
 STUB = "tests.app._eval_stub:investigate"
@@ -257,6 +260,15 @@ def test_results_carry_the_deeper_ranking_and_report_only_rescoring_needs_no_rep
     assert summary["n"] == 3 and summary["line_hit_at_1"] == pytest.approx(1 / 3, abs=1e-3)
     assert summary["calibration"]["n"] == 3 and len(summary["calibration"]["bins"]) == 5
     assert len(stub_calls(bench)) == 3  # nothing ran again
+
+
+def test_a_record_keeps_the_ranking_s_raw_confidence_for_the_calibration_fit():
+    diagnosis = SimpleNamespace(affected_files=[], stats=SimpleNamespace(tool_calls=1, input_tokens=0, output_tokens=0),
+                                ranked_files=lambda: ["calc.py"], model_dump_json=lambda: "{}",
+                                termination=SimpleNamespace(reason="done", detail=""))
+    located = RankedLocations(["calc.py"], ["calc.py:divide"], "offline", 0.47)
+    assert describe_result(SimpleNamespace(diagnosis=diagnosis, ranking=located, events=[]))["ranking"] == {
+        "files": ["calc.py"], "functions": ["calc.py:divide"], "source": "offline", "raw_confidence": 0.47}
 
 
 def test_report_only_without_results_and_a_run_without_repos_are_clear_errors(bench):

@@ -332,6 +332,24 @@ def test_generated_files_rank_below_the_hand_written_source(tmp_path):
     assert unweighted[0] == "src/parser.c"
 
 
+@pytest.mark.parametrize("head", [
+    "//  This file is an amalgamation of multiple different files.\n//  You probably shouldn't edit it directly.\n",
+    " *  This file has been merged from multiple headers. Please don't edit it directly\n",
+])
+def test_an_amalgamated_single_header_is_generated_and_its_sources_are_not(head):
+    from funnel.localize.corpus import is_generated
+
+    assert is_generated(head + "#ifndef CATCH_HPP\nnamespace Catch {}\n")
+    assert not is_generated("// Copyright Catch2 Authors\n// Edit the templates, then regenerate the docs.\n")
+
+
+def test_type_declaration_files_are_not_code():
+    from funnel.localize.signals import is_doc
+
+    assert is_doc("index.d.ts") and is_doc("index.d.cts") and is_doc("types/index.d.mts")
+    assert not is_doc("lib/index.cts") and not is_doc("lib/d.ts.js")
+
+
 def test_a_definition_the_title_writes_as_code_lifts_its_file(tmp_path):
     repo = {
         "calc/matrix.py": (
