@@ -2,13 +2,13 @@
 
 Usage:
   python bench/bench_monorepo.py --trees /work/mono [--sizes 5000,20000,44000] [--baseline /work/anchor]
-                                 [--mirrors /work/.mirror] [--json FILE]
+                                 [--mirrors /work/.mirror] [--repeat N] [--json FILE]
 
 Trees: `--trees DIR` holds `mono-N` for each size N, built by `bench/build_monorepo.py --limit-files N` from the
 fetched repositories when absent (outside this repository; never commit them). Per size and per code tree (this
 checkout, then `--baseline`), each step runs in a new process with its own cache directory:
 - cold map: `bugsleuth map` with an empty cache (wall time, peak RSS);
-- warm map: the same again;
+- warm map: the same again (with `--repeat N` both N times, the codes alternating: the medians and every run);
 - a first investigation (another report: it builds the ranking's index of a large tree), then per report a first
   investigation (`--no-history`; map and index cached, the report new) and the same again: wall time, tool calls,
   the file named first;
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -100,13 +101,35 @@ def investigate(tree: Path, report: str, env: dict[str, str]) -> dict:
     return {"s": round(wall, 2), "rss_mb": rss, "files": files[:3], "tool_calls": calls}
 
 
-def bench_code(code: Path, tree: Path, cache: Path, sizes_note: str, reports: list = REPORTS) -> dict:
-    """Every step for one code checkout on one tree, investigating each of `reports`."""
-    env = dict(os.environ, PYTHONPATH=str(code), BUGSLEUTH_CACHE_DIR=str(cache))
+def _env(code: Path, cache: Path) -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(code), BUGSLEUTH_CACHE_DIR=str(cache))
+
+
+def map_rows(codes: list[Path], tree: Path, caches: list[Path], repeat: int) -> list[dict]:
+    """Cold and warm map of each code on `tree`, `repeat` times, the codes alternating (the machine's speed drifts
+    from minute to minute): the medians, every run, and the last run's cache left in `caches` for the next steps."""
+    runs: list[dict[str, list]] = [{"cold": [], "cold_rss": [], "warm": [], "warm_rss": []} for _ in codes]
     cli = [*CLI, "map", str(tree), "--tokens", "1024"]
-    row: dict = {"code": str(code), "tree": sizes_note}
-    row["cold_map_s"], row["cold_map_rss_mb"], _ = run_one(cli, env)
-    row["warm_map_s"], row["warm_map_rss_mb"], _ = run_one(cli, env)
+    for _ in range(repeat):
+        for code, cache, out in zip(codes, caches, runs):
+            shutil.rmtree(cache, ignore_errors=True)
+            cache.mkdir(parents=True)
+            wall, rss, _ = run_one(cli, _env(code, cache))
+            out["cold"].append(round(wall, 2))
+            out["cold_rss"].append(rss)
+            wall, rss, _ = run_one(cli, _env(code, cache))
+            out["warm"].append(round(wall, 2))
+            out["warm_rss"].append(rss)
+    return [{"cold_map_s": statistics.median(r["cold"]), "cold_map_rss_mb": max(r["cold_rss"]),
+             "warm_map_s": statistics.median(r["warm"]), "warm_map_rss_mb": max(r["warm_rss"]),
+             "cold_map_runs_s": r["cold"], "warm_map_runs_s": r["warm"]} for r in runs]
+
+
+def bench_code(code: Path, tree: Path, cache: Path, sizes_note: str, maps: dict, reports: list = REPORTS) -> dict:
+    """Every step after the maps (`maps`, from `map_rows`) for one code checkout on one tree, its map cached in
+    `cache`, investigating each of `reports`."""
+    env = _env(code, cache)
+    row: dict = {"code": str(code), "tree": sizes_note, **maps}
     row["first_investigation"] = investigate(tree, WARM_UP, env)
     runs = {}
     for lang, expected, report in reports:
@@ -150,6 +173,8 @@ def summary(rows: list[dict]) -> str:
     lines.append("| the right file named | " + " | ".join(right) + (" | |" if len(pair) > 1 else " |"))
     lines.append("| find_symbol (name, hits, first ms, again ms) | " + " | ".join(r["find_symbol"] for r in pair)
                  + (" | |" if len(pair) > 1 else " |"))
+    lines += ["", *(f"{Path(r['code']).name}: cold map runs {r['cold_map_runs_s']} s, warm {r['warm_map_runs_s']} s"
+                    for r in pair)]
     lines += ["", "| tree | code | cold map | cold RSS | warm map | warm RSS | new report, map cached |",
               "|---|---|---:|---:|---:|---:|---:|"]
     for tree, group in by_tree.items():
@@ -178,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--full-only", action="store_true",
                         help="all three reports only on the largest tree; the smaller ones investigate the first")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="cold and warm maps run this many times, the codes alternating; the medians are reported")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     codes = [HERE.parent] + ([args.baseline.resolve()] if args.baseline else [])
@@ -187,11 +214,13 @@ def main(argv: list[str] | None = None) -> int:
         tree = ensure_tree(args.trees, size, args.mirrors)
         files = sum(1 for _ in tree.rglob("*") if _.is_file())
         reports = REPORTS if size == max(sizes) or not args.full_only else REPORTS[:1]
-        for code in codes:
-            with tempfile.TemporaryDirectory(prefix="bench-mono-") as cache:
-                row = bench_code(code, tree, Path(cache), f"{size} ({files} files)", reports)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+        with tempfile.TemporaryDirectory(prefix="bench-mono-") as tmp:
+            caches = [Path(tmp) / str(k) for k in range(len(codes))]
+            maps = map_rows(codes, tree, caches, args.repeat)
+            for code, cache, measured in zip(codes, caches, maps):
+                row = bench_code(code, tree, cache, f"{size} ({files} files)", measured, reports)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     print(summary(rows))
