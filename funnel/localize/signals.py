@@ -28,9 +28,9 @@ _TEST_PATH = re.compile(
 )
 _DOC_PATH = re.compile(r"(?:^|/)(?:docs?|examples?|samples?|benchmarks?|asv_bench|tutorials?|galleries)/")
 _TOOLING_PATH = re.compile(
-    r"(?:^|/)(?:scripts?|sandbox|build_tools|ci|\.github|\.circleci|hack|devtools)/"
-    r"|(?:^|/)(?:setup|setupext|noxfile|fabfile)\.py$|(?:^|/)build\.rs$"
-    r"|(?:^|/)(?:[Gg]ulpfile|[Gg]runtfile)\.[cm]?[jt]s$|(?:^|/)[\w.-]+\.(?:config|conf)\.[cm]?[jt]s$"
+    r"(?:^|/)(?:(?:scripts?|sandbox|build_tools|ci|\.github|\.circleci|hack|devtools)/"
+    r"|(?:setup|setupext|noxfile|fabfile)\.py$|build\.rs$|[Gg](?:ulp|runt)file\.[cm]?[jt]s$"
+    r"|[\w.-]+\.conf(?:ig)?\.[cm]?[jt]s$)"
 )
 """The project's tooling rather than its code: build, release and CI scripts, packaging, bundler and test-runner
 configuration."""
