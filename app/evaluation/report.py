@@ -60,7 +60,7 @@ def summarize(records: Mapping[str, Mapping[str, Any]], instances: Sequence[Inst
     summary["errors"] = sum(1 for _, r, _ in rows if r.get("error"))
     summary["terminations"] = dict(sorted(Counter(str(r.get("termination") or "none") for _, r, _ in rows).items()))
     ran_baseline = any(r.get("baseline_files") for _, r, _ in rows)  # `--no-baseline` records empty lists
-    baseline = _accuracy(base) if ran_baseline else dict.fromkeys(_accuracy(base))
+    baseline = _accuracy(base) if ran_baseline else _blank(_accuracy(base))
     for key in ("function_acc_at_5", "line_overlap", *breakdown.LINE_KEYS):
         baseline[key] = None  # whole-file ranking names no functions and cites no lines
     summary["baseline"] = baseline
@@ -80,8 +80,7 @@ def summarize(records: Mapping[str, Mapping[str, Any]], instances: Sequence[Inst
             "n": len(group),
             **_accuracy([s["ours"] for _, _, s in group]),
             **_effort([r for _, r, _ in group]),
-            "baseline": {k: v if ran_baseline else None
-                         for k, v in _accuracy([s["baseline"] for _, _, s in group]).items()
+            "baseline": {k: v for k, v in _accuracy([s["baseline"] for _, _, s in group]).items()
                          if k.startswith("file_acc") or k == "mrr"},
         }
         for repo, group in sorted(groups.items())
@@ -90,11 +89,16 @@ def summarize(records: Mapping[str, Mapping[str, Any]], instances: Sequence[Inst
     if per_language:
         summary["per_language"] = per_language
     if protocol == locagent.NAME:
-        figures = breakdown.protocol_summary(rows)
-        if not ran_baseline:
-            figures["baseline"] = {k: v if k == "n" else None for k, v in figures["baseline"].items()}
-        summary["protocols"] = {locagent.NAME: figures}
+        summary["protocols"] = {locagent.NAME: breakdown.protocol_summary(rows)}
+    if not ran_baseline:  # BM25 figures of empty rankings would read as zeros
+        for figures in (*summary["per_repo"].values(), *per_language.values(), *summary.get("protocols", {}).values()):
+            figures["baseline"] = _blank(figures["baseline"])
     return summary
+
+
+def _blank(figures: Mapping[str, Any]) -> dict[str, Any]:
+    """Figures with every value but the count `n` unknown (a run without the baseline has none)."""
+    return {k: v if k == "n" else None for k, v in figures.items()}
 
 
 def _fmt(value: Any) -> str:

@@ -71,12 +71,16 @@ def test_per_language_line_and_calibration_figures_reach_the_summary_the_table_a
 
 
 def test_a_run_without_the_baseline_shows_no_bm25_figures_rather_than_zeros():
-    instances = [_inst("a-1", "o/a", ["x.py"]), _inst("a-2", "o/a", ["y.py"])]
-    records = {"a-1": _rec("a-1", ["x.py"], [], 4), "a-2": _rec("a-2", ["y.py"], [], 5)}
+    instances = [_inst("a-1", "o/a", ["x.py"]),
+                 parse_instance({"instance_id": "a-2", "repo": "o/a", "base_commit": "abcd", "problem_statement": "t",
+                                 "language": "Go", "gold_files": ["y.go"], "gold_line_ranges": {}})]
+    records = {"a-1": _rec("a-1", ["x.py"], [], 4), "a-2": _rec("a-2", ["y.go"], [], 5)}
     summary = summarize(records, instances, protocol="locagent")
     assert summary["file_acc_at_1"] == 1.0
     assert summary["baseline"]["file_acc_at_1"] is None and summary["ratio_to_baseline"] == {}
     assert summary["per_repo"]["o/a"]["baseline"]["file_acc_at_5"] is None
+    assert summary["per_language"]["Go"]["baseline"] == {"file_acc_at_1": None, "file_acc_at_5": None}
     table = render_markdown(summary)
     assert "| file_acc_at_1 | 1.000 | – | – |" in table
+    assert "| Go | 1 | 1.000 | 1.000 | – | – |" in table
     assert render_svg(summary).rstrip().endswith("</svg>")
