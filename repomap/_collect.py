@@ -249,7 +249,7 @@ def reference_graph(root: Path, corpus_rows: tuple[list[str], LazyTags, list[byt
     use_snapshots = cache.persistent and len(paths) >= _SNAPSHOT_MIN_FILES
 
     def families_of() -> list[str]:
-        return [FAMILY[language_for(p).name] for p in paths]
+        return [FAMILY[_cache.key_language(key)] for key in keys]
 
     def rebuild() -> Graph:
         tags.prefetch()
