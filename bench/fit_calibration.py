@@ -27,8 +27,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluation.metrics import normalize_path  # noqa: E402
-from funnel.localize.calibration import CALIBRATION_FILE, Calibration, apply_curve, load_calibration  # noqa: E402
-from repomap.languages import language_for  # noqa: E402
+from funnel.localize.calibration import (  # noqa: E402
+    CALIBRATION_FILE,
+    Calibration,
+    apply_curve,
+    load_calibration,
+    prime_language,
+)
 
 BINS = 5
 
@@ -58,8 +63,7 @@ def points(results: Path, data: Path) -> tuple[list[Point], list[Point]]:
             continue
         files = rec.get("ranked_files") or []
         right = float(bool(files) and normalize_path(files[0]) in gold[i])
-        spec = language_for(files[0]) if files else None
-        out[half[i]].append((_raw(rec), right, spec.name if spec is not None else None))
+        out[half[i]].append((_raw(rec), right, prime_language(files[0] if files else None)))
     return out
 
 

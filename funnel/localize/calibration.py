@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-__all__ = ("CALIBRATION_FILE", "Calibration", "Curve", "apply_curve", "calibrated", "load_calibration")
+from repomap.languages import language_for
+
+__all__ = ("CALIBRATION_FILE", "Calibration", "Curve", "apply_curve", "calibrated", "load_calibration",
+           "prime_language")
 
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 """Where the fitted curves live."""
@@ -69,6 +72,12 @@ def apply_curve(curve: Curve, raw: float) -> float:
     i = bisect_right(xs, raw)
     x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
     return y0 + (y1 - y0) * (raw - x0) / (x1 - x0) if x1 > x0 else y1
+
+
+def prime_language(path: str | None) -> str | None:
+    """The language whose curve a prime suspect file takes (its grammar's name; None for no file or no grammar)."""
+    spec = language_for(path) if path else None
+    return spec.name if spec is not None else None
 
 
 def calibrated(raw: float, language: str | None = None) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from funnel.localize.calibration import calibrated
+from funnel.localize.calibration import calibrated, prime_language
 from funnel.localize.evidence import Read
 from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol, report_title
 from funnel.localize.citations import citation_order
@@ -17,7 +17,6 @@ from funnel.explorers.offline.lines import best_line, narrow_prime
 from funnel.localize.reasoning import Finding
 from funnel.report.template import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
 from repomap.focus import Focus
-from repomap.languages import language_for
 from schemas.enums import Complexity, Risk, Role
 
 __all__ = ("WriterConfig", "Citation", "plan_citations", "write_report")
@@ -207,7 +206,7 @@ def write_report(
         complexity=DraftRating(level=str(complexity), reason="the change is expected inside one definition"
                                if complexity == Complexity.small else "the suspect definition is long"),
         risk=DraftRating(level=str(Risk.medium), reason="not assessed beyond the suspect definition; callers may rely on the current behaviour"),
-        confidence=calibrated(confidence, _language(prime.path)),
+        confidence=calibrated(confidence, prime_language(prime.path)),
         open_questions=_questions(focus) if weak else [],
     )
     return render_report(draft)
@@ -307,8 +306,3 @@ def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) 
     if top.parts.get("path"):
         return f"The report mentions `{prime.path}`, and {where} is its definition that best matches the description.{read}"
     return f"{where} is the definition whose code and names best match the report's description.{read}"
-
-
-def _language(path: str) -> str | None:
-    spec = language_for(path)
-    return spec.name if spec is not None else None

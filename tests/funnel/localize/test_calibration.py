@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from funnel.localize.calibration import Calibration, apply_curve, load_calibration
+from funnel.localize.calibration import Calibration, apply_curve, load_calibration, prime_language
 from funnel.localize.citations import ranked_locations
 from funnel.localize.corpus import Corpus
 from funnel.localize.rank import rank
@@ -22,6 +22,8 @@ def test_a_language_group_has_its_own_curve_and_every_other_language_the_default
     assert apply_curve(cal.curve_for("go"), 0.5) == pytest.approx(0.3)
     assert apply_curve(cal.curve_for("python"), 0.5) == pytest.approx(0.6)
     assert apply_curve(cal.curve_for(None), 0.9) == 0.9, "an unknown language takes the default, flat past its end"
+    assert prime_language("pkg/queue/ring.go") == "go" and prime_language("src/lib.rs") == "rust"
+    assert prime_language("README.md") is None and prime_language(None) is None
 
 
 def test_the_shipped_curves_are_monotone_and_name_only_known_languages():
