@@ -34,6 +34,7 @@ from funnel.localize.calibration import (  # noqa: E402
     load_calibration,
     prime_language,
 )
+from repomap.languages import BY_NAME  # noqa: E402
 
 BINS = 5
 
@@ -112,13 +113,13 @@ def _calibrated(cal: Calibration, pts: list[Point]) -> list[tuple[float, float]]
     return [(apply_curve(cal.curve_for(lang), x), y) for x, y, lang in pts]
 
 
-def _write(cal: Calibration | None, curve: tuple[list[float], list[float]], languages: list[str], method: str) -> None:
-    data = json.loads(CALIBRATION_FILE.read_text()) if cal is not None and CALIBRATION_FILE.exists() else {}
+def _write(curve: tuple[list[float], list[float]], languages: list[str], method: str, data_name: str) -> None:
+    data = json.loads(CALIBRATION_FILE.read_text()) if CALIBRATION_FILE.exists() else {}
     fitted = {"raw": curve[0], "probability": curve[1]}
     if languages:
         groups = [g for g in data.get("groups", []) if set(g["languages"]).isdisjoint(languages)]
-        data["groups"] = [*groups, {"languages": languages, "fitted_on": f"multilang_dev tune half (even rows), {method}",
-                                    **fitted}]
+        fitted_on = f"{data_name} tune half (even rows), {method}"
+        data["groups"] = [*groups, {"languages": languages, "fitted_on": fitted_on, **fitted}]
     else:
         data = {"fitted_on": f"SWE-bench Lite tune half (even rows), {method}", **fitted,
                 **({"groups": data["groups"]} if data.get("groups") else {})}
@@ -137,13 +138,21 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help=f"store the knots in {CALIBRATION_FILE}")
     args = ap.parse_args()
     languages = [x for x in args.languages.split(",") if x]
+    unknown = [x for x in languages if x not in BY_NAME]
+    if unknown:
+        ap.error(f"--languages: unknown {', '.join(unknown)}; choose from {', '.join(BY_NAME)}")
+    current = load_calibration()
+    if languages and current is None:
+        ap.error(f"--languages fits a group beside the default curve, and {CALIBRATION_FILE} has none: fit it first")
     tune, check = points(args.results, args.data)
     if languages:
         tune, check = ([p for p in half if p[2] in languages] for half in (tune, check))
+    if not tune:
+        among = f" whose prime suspect is in {args.languages}" if languages else ""
+        ap.error(f"no record of the tune half to fit on{among}")
     xs, ys = (isotonic if args.method == "isotonic" else logistic)(tune)
-    current = load_calibration()
     curve = (tuple(xs), tuple(ys))
-    if languages and current is not None:
+    if languages:
         cal = Calibration(current.default, ((frozenset(languages), curve), *current.groups))
     else:
         cal = Calibration(curve, current.groups if current is not None else ())
@@ -160,7 +169,7 @@ def main() -> None:
             report[f"{Path(res).name}{name}_ece_calibrated"] = round(ece(_calibrated(cal, pts)), 3)
     print(json.dumps(report, indent=1))
     if args.write:
-        _write(current, (xs, ys), languages, args.method)
+        _write((xs, ys), languages, args.method, args.data.stem)
 
 
 if __name__ == "__main__":
