@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from repomap import DefKind, RefKind, build_repo_map
@@ -217,10 +219,14 @@ def test_a_header_written_in_cpp_is_cpp_and_one_written_in_c_is_c():
 @pytest.mark.parametrize("second", ["cold", "warm"])
 def test_the_map_tags_a_cpp_header_with_the_cpp_grammar_cold_and_warm(tmp_path, second):
     root = write_tree(tmp_path / "r", {"include/shape.h": CPP_HEADER.decode(), "include/vec.h": C_HEADER.decode()})
+    old = os.path.getmtime(root) - 10
+    for name in ("shape.h", "vec.h"):  # old enough for the stat pre-check to trust them without reading
+        os.utime(root / "include" / name, (old, old))
     repo_map = build_repo_map(root, cache_dir=tmp_path / "cache")
     if second == "warm":
         repo_map = build_repo_map(root, cache_dir=tmp_path / "cache")
         assert repo_map.stats.cache_hits == 2
+        assert repo_map.stats.files_hashed == 0, "the languages come from the content keys, no file is read"
     assert repo_map.stats.languages == {"c": 1, "cpp": 1}
     shape = {(d.qualname, d.kind.value) for d in repo_map.definitions("include/shape.h")}
     assert {("geo.Shape", "class"), ("geo.Shape.area", "method"), ("geo.twice", "function")} <= shape

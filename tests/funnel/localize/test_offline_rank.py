@@ -436,7 +436,7 @@ def test_symbol_queries_never_look_up_plain_words_of_the_prose():
     assert set(asked) == {"fetch_all", "parse", "Loader"}
 
 
-def test_the_project_s_tooling_ranks_below_its_code():
+def test_build_ci_and_packaging_paths_are_tooling_and_code_paths_are_not():
     from funnel.localize.signals import is_tooling
 
     tooling = ["scripts/preview-theme.js", "karma.conf.cjs", "gulpfile.js", "sandbox/server.js", "vite.config.ts",
