@@ -37,6 +37,9 @@ _VENDOR_DIR = re.compile(r"(?:^|/)(?:vendor|vendored|_vendor|third[_-]?party|3rd
 _OWN_VERSION = re.compile(r"^__version__\s*=", re.M)
 _GENERATED_HEAD = 1500
 """Characters of a file's head searched for a generator's mark."""
+_GENERATED_WORDS = ("enerated", "EDIT", "edit", "Bison", "amalgamation", "merged from multiple")
+"""One of these is in every mark `_GENERATED` matches: a head holding none is not searched (the search of a dozen
+alternatives at every position costs as much as the rest of a small tree's ranking)."""
 
 STOPWORDS = frozenset(
     """a an and are as at be but by for if in into is it no not of on or such that the their then there these they
@@ -53,7 +56,8 @@ STOPWORDS = frozenset(
 
 def is_generated(text: str) -> bool:
     """A code generator's mark in the head of a file's text."""
-    return _GENERATED.search(text, 0, _GENERATED_HEAD) is not None
+    head = text[:_GENERATED_HEAD]
+    return any(word in head for word in _GENERATED_WORDS) and _GENERATED.search(head) is not None
 
 
 def declares_version(path: str, text: str) -> bool:
