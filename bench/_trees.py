@@ -23,8 +23,12 @@ def tree_path(repo: str, commit: str) -> Path:
 
 
 def mirror_git_dir(repo: str) -> Path:
-    """The bare mirror (git directory) of `repo`."""
-    return MIRRORS / FORKS.get(repo, repo).replace("/", "+") / "repo"
+    """The bare mirror (git directory) of `repo`; data sets spell some owners in lower case (`fasterxml`), so a
+    mirror whose name differs only in case is found too."""
+    folder = FORKS.get(repo, repo).replace("/", "+")
+    if not (MIRRORS / folder).is_dir() and MIRRORS.is_dir():
+        folder = next((p.name for p in MIRRORS.iterdir() if p.name.lower() == folder.lower()), folder)
+    return MIRRORS / folder / "repo"
 
 
 def ensure_tree(repo: str, commit: str) -> Path:

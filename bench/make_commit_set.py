@@ -89,13 +89,16 @@ def is_source(path: str) -> bool:
     return Path(path).suffix in SOURCE_EXTENSIONS and not is_test_path(path)
 
 
-def walk(git_dir: Path, first_parent: bool = False) -> list[Commit]:
-    """Non-merge commits reachable from HEAD, newest first, each with its name-status against its first parent."""
+def walk(git_dir: Path, first_parent: bool = False, rev: str = "HEAD") -> list[Commit]:
+    """Non-merge commits reachable from `rev`, newest first, each with its name-status against its first parent."""
     args = ["log", "--no-merges", "--no-renames", "--name-status", "--format=%x1e%H%x1f%P%x1f%cI%x1f%s%x1f%b%x1f"]
-    out = git(git_dir, *args, *(["--first-parent"] if first_parent else []), "HEAD")
+    out = git(git_dir, *args, *(["--first-parent"] if first_parent else []), rev)
     commits = []
     for record in out.split("\x1e")[1:]:
-        sha, parents, date, subject, body, status = record.split("\x1f")
+        fields = record.split("\x1f")
+        if len(fields) != 6:
+            continue  # a message holding the separator itself: left out rather than misread
+        sha, parents, date, subject, body, status = fields
         if not parents.split():
             continue  # root commit: no base to investigate
         changes = []

@@ -95,6 +95,15 @@ class RankConfig:
     """Top candidates given their ranked definitions."""
     symbols_kept: int = 6
     """Ranked definitions kept per detailed candidate."""
+    learned_files: bool = False
+    """Reorder the best files with the learned file model (`funnel.localize.learned`, fitted on real fix commits)
+    after the fusion and the lifts. Off: fitted on fix commits it ranks issue reports worse than the fusion
+    (docs/offline.md, "The learned reranker")."""
+    learned_functions: bool = False
+    """Order the best files' definitions (what the report cites, and the function ranking) with the learned
+    function model instead of the definition BM25 and the file ratio."""
+    ranker: str = ""
+    """The learned models' file (empty: the shipped `funnel/localize/ranker.json`)."""
     cite_file_power: float = 4.0
     """Citation order across files: 0 cites the prime suspect's best definitions, then one per next file; above
     0 the definitions of the top files are merged by (file score / best file score) ** this ×
@@ -116,6 +125,8 @@ class CandidateSymbol:
     """Fused symbol score."""
     reasons: list[str] = field(default_factory=list)
     """Evidence that pointed here."""
+    learned: float | None = None
+    """The learned function model's score (`RankConfig.learned_functions`), else None."""
 
 
 @dataclass

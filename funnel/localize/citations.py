@@ -12,6 +12,15 @@ from funnel.localize.corpus import Corpus
 __all__ = ("RankedLocations", "affected_entries", "citation_order", "outer_entity", "ranked_locations")
 
 
+_FIRST = 1e6
+"""Added to the prime suspect's first `cite_prime_first` definitions: they are cited first whatever the others
+score."""
+
+
+_LEARNED_BELOW = 1e3
+"""Subtracted from a definition the function model did not score when others were: it comes after them."""
+
+
 def citation_order(ranking: CandidateRanking, *, files: int = 5, prime_symbols: int = 4,
                    entities: int = 5) -> list[tuple[Candidate, CandidateSymbol | None]]:
     """The (file, definition) pairs a report cites, in order; every one of the top `files` files is cited.
@@ -31,6 +40,7 @@ def citation_order(ranking: CandidateRanking, *, files: int = 5, prime_symbols: 
             out.extend((cand, h) for h in hits)
         return out
     best_file = (top[0].score - top[0].lift) or 1.0
+    learned = any(h.learned is not None for c in top for h in c.symbols)
     merged: list[tuple[float, int, int, Candidate, CandidateSymbol | None]] = []
     for k, cand in enumerate(top):
         ratio = max(cand.score - cand.lift, 0.0) / best_file
@@ -40,8 +50,11 @@ def citation_order(ranking: CandidateRanking, *, files: int = 5, prime_symbols: 
         best_sym = cand.symbols[0].score or 1.0
         for n, hit in enumerate(cand.symbols[:prime_symbols]):
             value = ratio ** config.cite_file_power * (max(hit.score, 1e-6) / best_sym) ** config.cite_symbol_power
+            if learned:
+                # the function model's scores order its files' definitions; the files beyond its pool come after
+                value = hit.learned if hit.learned is not None else value - _LEARNED_BELOW
             if k == 0 and n < config.cite_prime_first:
-                value += 10.0
+                value += _FIRST
             merged.append((value, k, n, cand, hit))
     merged.sort(key=lambda m: (-m[0], m[1], m[2]))
     out = [(m[3], m[4]) for m in merged[:entities]]

@@ -25,11 +25,19 @@ from funnel.localize.candidates import (
 )
 from funnel.localize.corpus import Corpus, SymbolSpan, count_terms, tokenize
 from funnel.localize.corpus_index import INDEX_MIN_FILES
-from funnel.localize.indexed import open_indexed
-from funnel.localize.term_cache import default_cache_dir
 from funnel.localize.history import HistoryConfig, HistorySource
+from funnel.localize.indexed import open_indexed
+from funnel.localize.learned import keep_slots, load_ranker, order_definitions, rerank
 from funnel.localize.pathterms import path_term_scores, sibling_scores, title_path_terms
-from funnel.localize.signals import SIGNALS, Evidence, Report, is_code, is_prose_word, path_factor
+from funnel.localize.signals import (
+    SIGNALS,
+    Evidence,
+    Report,
+    is_code,
+    is_prose_word,
+    path_factor,
+)
+from funnel.localize.term_cache import default_cache_dir
 from repomap import RepoMap
 from repomap.focus import Focus, strip_frames
 from repomap.languages import EXTENSIONS
@@ -114,12 +122,21 @@ def rank(
     candidates.sort(key=lambda c: (-c.score, c.path))
     if config.w_title_path > 0 or config.w_sibling > 0 or config.w_title_bm25 > 0 or config.w_title_def > 0:
         _lift(corpus, candidates, config, text, ev.names)
+    models = load_ranker(config.ranker or None) if config.learned_files or config.learned_functions else None
+    slots = None
+    if models is not None and config.learned_files and models.files is not None:
+        slots = rerank(candidates, corpus, config, models.files)
+    confidence = _confidence(candidates)
+    if slots is not None:
+        keep_slots(candidates, slots)
     for cand in candidates[: config.detailed]:
         i = corpus.by_path[cand.path]
         spans = docs[i].symbols
         syms = _prefer_members(spans, sorted(per_file_syms.get(i, []), key=lambda x: -x[0]))[: config.symbols_kept]
         cand.symbols = [CandidateSymbol(spans[j], s, ev.sym_reasons.get((i, j), [])) for s, j in syms]
-    return CandidateRanking(candidates, _confidence(candidates), query, config)
+    if models is not None and config.learned_functions and models.functions is not None:
+        order_definitions(candidates, text, models.functions)
+    return CandidateRanking(candidates, confidence, query, config)
 
 
 def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) -> dict[int, list[tuple[float, int]]]:

@@ -1,0 +1,189 @@
+"""Fit the learned reranker's two models on fix commits and score them on the eval sets, beside today's order.
+
+    .venv/bin/python bench/fit_ranker.py \
+        --train-files /work/bench-out/features/train.jsonl --train-functions /work/bench-out/features/train-fn.jsonl \
+        --eval-files /work/bench-out/features/lite.jsonl --eval-functions /work/bench-out/features/lite-fn.jsonl \
+        [--C 0.1] [--pool 30] [--function-pool 10] [--drop FEATURE ...] [--write funnel/localize/ranker.json]
+
+Each model is a pairwise logistic regression (scikit-learn, no intercept) on standardized feature differences:
+per training instance, each file (definition) the fix changed against each one of the pool it did not, every
+instance weighing the same. The file dumps come from `bench/rank_features.py`, the function dumps from
+`bench/function_features.py`. They are fitted on the training dumps only (fix commits of repositories outside
+the eval data); the eval dumps are scored per split (tune = even-numbered instances, check = odd) and per
+language: strict file Acc@1 / Acc@5 and MRR for the file model, LocAgent function Acc@5 / Acc@10 for the function
+model, each against the order the ranking gives without it. Choose on the tune split, confirm on the check split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.evaluation.metrics import entity_matches
+from funnel.localize.learned import (
+    FILE_FEATURES,
+    FUNCTION_FEATURES,
+    LearnedRanker,
+    LinearModel,
+    standardize,
+)
+
+KEPT = 6
+"""Definitions per file the ranking keeps (`RankConfig.symbols_kept`): the function model sees no more."""
+
+
+def load(path: Path, key: str) -> list[dict]:
+    """The instances of a dump that ranked (errors left out); `key` is `files` or `defs`."""
+    return [r for r in (json.loads(line) for line in path.open(encoding="utf-8")) if key in r]
+
+
+def items(row: dict, key: str, pool: int) -> list[dict]:
+    """The items a model orders in one instance: the best `pool` files, or the kept definitions of them."""
+    if key == "files":
+        return row["files"][:pool]
+    return [d for d in row["defs"] if d["x"].get("file_pos", 0.0) < math.log1p(pool)
+            and d["x"].get("sym_pos", 0.0) < math.log1p(KEPT)]
+
+
+def pairs(rows: list[dict], key: str, names: list[str], mean: np.ndarray, scale: np.ndarray,
+          pool: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Symmetric difference vectors (answer − other labelled 1, other − answer 0) with per-instance weights."""
+    xs, ys, ws = [], [], []
+    for r in rows:
+        group = items(r, key, pool)
+        vec = {id(f): (np.array([f["x"].get(n, 0.0) for n in names]) - mean) / scale for f in group}
+        pos = [f for f in group if f["label"]]
+        neg = [f for f in group if not f["label"]]
+        if not pos or not neg:
+            continue
+        weight = 1.0 / (len(pos) * len(neg))
+        for p in pos:
+            for q in neg:
+                d = vec[id(p)] - vec[id(q)]
+                xs += [d, -d]
+                ys += [1, 0]
+                ws += [weight, weight]
+    return np.array(xs), np.array(ys), np.array(ws)
+
+
+def fit(rows: list[dict], key: str, names: list[str], pool: int, c: float) -> LinearModel:
+    """The pairwise model of `key` (`files` or `defs`) fitted on `rows`."""
+    mean, scale = standardize([f["x"] for r in rows for f in items(r, key, pool)], names)
+    x, y, w = pairs(rows, key, names, np.array(mean), np.array(scale), pool)
+    if not len(x):
+        raise SystemExit(f"the training dumps hold no {key} answer beside another item inside the pool: nothing to fit")
+    model = LogisticRegression(C=c, fit_intercept=False, max_iter=3000)
+    model.fit(x, y, sample_weight=w * len(rows))
+    return LinearModel(tuple(float(v) for v in model.coef_[0]), tuple(mean), tuple(scale), tuple(names), pool)
+
+
+def file_order(r: dict, model: LinearModel | None) -> list[str]:
+    """The dumped files in the fusion's order, or reordered by the file model within its pool."""
+    files = r["files"]
+    if model is None:
+        return [f["path"] for f in files]
+    head = sorted(enumerate(files[: model.pool]), key=lambda kf: (-model.score(kf[1]["x"]), kf[0]))
+    return [f["path"] for _, f in head] + [f["path"] for f in files[model.pool:]]
+
+
+def function_order(r: dict, model: LinearModel | None) -> list[str]:
+    """The ranking's own function list, or the function model's order of the kept definitions, the prime suspect's
+    two best first (as `citation_order` cites them)."""
+    if model is None:
+        return r["current"]
+    group = items(r, "defs", model.pool)
+    first = [d for d in group if d["x"].get("file_pos", 0.0) == 0.0]
+    first.sort(key=lambda d: -model.score(d["x"]))
+    rest = sorted((d for d in group if d not in first[:2]), key=lambda d: -model.score(d["x"]))
+    return list(dict.fromkeys(d["entity"] for d in first[:2] + rest))
+
+
+def file_scores(rows: list[dict], model: LinearModel | None) -> dict[str, float]:
+    """Strict file Acc@1 / Acc@5 and MRR (first gold file)."""
+    a1 = a5 = mrr = 0.0
+    for r in rows:
+        ranked = file_order(r, model)
+        gold = set(r["gold"])
+        a1 += gold <= set(ranked[:1])
+        a5 += gold <= set(ranked[:5])
+        first = next((k for k, p in enumerate(ranked) if p in gold), None)
+        mrr += 1 / (first + 1) if first is not None else 0.0
+    n = len(rows) or 1
+    return {"acc1": a1 / n, "acc5": a5 / n, "mrr": mrr / n}
+
+
+def _locagent(ranked: list[str], gold: list[str], k: int) -> bool:
+    top = list(dict.fromkeys(ranked))[:k]
+    return sum(any(entity_matches(p, g) for p in top) for g in gold) >= min(k, len(gold))
+
+
+def function_scores(rows: list[dict], model: LinearModel | None) -> dict[str, float]:
+    """LocAgent function Acc@5 / Acc@10 (the first k hold min(k, gold) gold functions)."""
+    n = len(rows) or 1
+    ranked = [(function_order(r, model), r["gold"]) for r in rows]
+    return {f"acc{k}": sum(_locagent(o, g, k) for o, g in ranked) / n for k in (5, 10)}
+
+
+def report(name: str, rows: list[dict], model: LinearModel,
+           scorer: Callable[[list[dict], LinearModel | None], dict[str, float]]) -> None:
+    """Print today's and the model's figures per split and per language."""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[r.get("split", "all")].append(r)
+        if r.get("language"):
+            groups[f"{r['split']}/{r['language']}"].append(r)
+    for key in sorted(groups, key=lambda k: (k.count("/"), k)):
+        base, ours = scorer(groups[key], None), scorer(groups[key], model)
+        figures = "   ".join(f"{m} {base[m]:.3f} -> {ours[m]:.3f}" for m in base)
+        print(f"{name:<14} {key:<22} n={len(groups[key]):<5} {figures}")
+
+
+def main() -> int:
+    """Fit both models, score them, and write the ranker file when asked."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--train-files", type=Path, action="append", required=True)
+    parser.add_argument("--train-functions", type=Path, action="append", required=True)
+    parser.add_argument("--eval-files", type=Path, action="append", default=[])
+    parser.add_argument("--eval-functions", type=Path, action="append", default=[])
+    parser.add_argument("--C", type=float, default=0.1, help="inverse regularization strength")
+    parser.add_argument("--pool", type=int, default=30, help="best fused files the file model reorders")
+    parser.add_argument("--function-pool", type=int, default=10, help="best files whose definitions are ordered")
+    parser.add_argument("--drop", action="append", default=[], help="leave a feature out")
+    parser.add_argument("--write", type=Path, help="store the models in this ranker file")
+    args = parser.parse_args()
+    unknown = sorted(set(args.drop) - set(FILE_FEATURES) - set(FUNCTION_FEATURES))
+    if unknown:
+        parser.error(f"unknown features: {', '.join(unknown)}")
+    models = {}
+    for key, paths, names, pool in (("files", args.train_files, FILE_FEATURES, args.pool),
+                                    ("defs", args.train_functions, FUNCTION_FEATURES, args.function_pool)):
+        rows = [r for path in paths for r in load(path, key)]
+        model = fit(rows, key, [n for n in names if n not in args.drop], pool, args.C)
+        models[key] = (model, len(rows))
+        print(f"{key} weights:", ", ".join(f"{n} {w:+.3f}" for n, w in
+                                           sorted(zip(model.names, model.weights), key=lambda x: -abs(x[1]))))
+        scorer = file_scores if key == "files" else function_scores
+        report("train", rows, model, scorer)
+        for path in args.eval_files if key == "files" else args.eval_functions:
+            report(path.stem, load(path, key), model, scorer)
+    if args.write:
+        trained = (f"files: {models['files'][1]} and functions: {models['defs'][1]} fix commits of "
+                   f"bench/make_training_set.py's repositories; pairwise logistic regression C={args.C}; "
+                   f"bench/fit_ranker.py")
+        args.write.write_text(LearnedRanker(models["files"][0], models["defs"][0], trained).to_json(), encoding="utf-8")
+        print(f"-> {args.write}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""Dump the definitions of the fused ranking's best files with features, for a function-level reranker.
+
+    .venv/bin/python bench/function_features.py DATA.jsonl --out /work/bench-out/features/lite-fn.jsonl [--jobs 2]
+
+For each instance (eval format, with `gold_functions`): the ranking's own function list (`ranking.functions`, as
+the eval records it) and, for each of the best `--files` files, every definition the symbol ranking scored,
+with its features and whether it is a gold function. Gold is read only for that label.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.evaluation.metrics import entity_matches, gold_entities
+from bench._trees import ensure_tree, mirror_git_dir
+from funnel.localize.citations import outer_entity, ranked_locations
+from funnel.localize.history import HistorySource
+from funnel.localize.learned import definition_features
+from funnel.localize.rank import RankConfig, rank_report
+from repomap import build_repo_map
+
+
+def instance(row: dict, files: int) -> dict:
+    """The function-level feature line of one instance."""
+    root = ensure_tree(row["repo"], row["base_commit"])
+    text = row["problem_statement"]
+    repo_map = build_repo_map(root, focus=text)
+    source = HistorySource(mirror_git_dir(row["repo"]), row["base_commit"])
+    ranking, corpus = rank_report(text, root, repo_map, history=source)
+    current = ranked_locations(ranking, corpus).functions
+    deep = dataclasses.replace(RankConfig(), symbols_kept=60)
+    wide, _ = rank_report(text, root, repo_map, config=deep, history=source)
+    gold = gold_entities(row.get("gold_functions") or {})
+    title = text.strip().split("\n", 1)[0]
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+    top = wide.candidates[:files]
+    best_file = (top[0].score - top[0].lift) if top else 1.0
+    defs = []
+    for fp, cand in enumerate(top):
+        at = corpus.by_path.get(cand.path)
+        own = corpus.docs[at].symbols if at is not None else []
+        best = cand.symbols[0].score if cand.symbols else 1.0
+        ratio = max(cand.score - cand.lift, 0.0) / (best_file or 1.0)
+        for k, sym in enumerate(cand.symbols):
+            index = next((n for n, s in enumerate(own) if s == sym.span), None)
+            name = f"{cand.path}:{outer_entity(own, index) if index is not None else sym.span.qualname}"
+            defs.append({"entity": name, "label": int(any(entity_matches(name, g) for g in gold)),
+                         "x": {a: round(b, 4) for a, b in definition_features(sym, k, fp, ratio, best, title, words).items() if b}})
+    return {"id": row["instance_id"], "repo": row["repo"], "language": row.get("language", ""), "gold": gold,
+            "current": current, "defs": defs}
+
+
+def _work(args: tuple[dict, int]) -> str:
+    row, files = args
+    try:
+        return json.dumps(instance(row, files))
+    except Exception as exc:  # noqa: BLE001 - one broken tree must not stop the dump
+        return json.dumps({"id": row["instance_id"], "error": f"{type(exc).__name__}: {exc}"})
+
+
+def main() -> int:
+    """Dump every instance with function gold."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--files", type=int, default=10)
+    parser.add_argument("--jobs", type=int, default=1)
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in args.data.open(encoding="utf-8") if line.strip()]
+    split = {r["instance_id"]: ("tune" if k % 2 == 0 else "check") for k, r in enumerate(rows)}
+    todo = [(r, args.files) for r in rows if gold_entities(r.get("gold_functions") or {})]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", encoding="utf-8") as out, ProcessPoolExecutor(args.jobs) as workers:
+        for line in workers.map(_work, todo):
+            record = json.loads(line)
+            record["split"] = split[record["id"]]
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""The learned reranker: linear models over the fused ranking's signals, trained on real fix commits.
+
+Two models, each `weights · features`, both optional:
+- **files**: reorders the fusion's best `pool` files. Its features are the signals the fusion already computed
+  (each signal's value before its weight), the file's kind by path (test, doc, tooling, generated, vendored),
+  its size and depth, and where the fusion put it.
+- **functions**: orders the definitions of the best `pool` files (which the report cites, and the deeper
+  function ranking). Its features are the definition's own score and place in its file, its file's score and
+  place, its size, kind and nesting, and whether the report names it or points into it.
+
+Both are fitted by `bench/fit_ranker.py` as pairwise logistic regressions (a RankNet with no hidden layer) on
+pairs of "what the fix changed" and "what it did not" from fix commits of public repositories that are not in
+the eval data; the shipped default is `ranker.json` beside this module, a few dozen numbers.
+
+Nothing in the features names a repository, a language or an instance: the same numbers rank every tree.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from funnel.localize.candidates import Candidate, CandidateSymbol, RankConfig
+from funnel.localize.corpus import Corpus
+from funnel.localize.signals import is_doc, is_test, is_tooling
+
+__all__ = ("DEFAULT_RANKER", "FILE_FEATURES", "FUNCTION_FEATURES", "SIGNAL_PARTS", "LearnedRanker", "LinearModel",
+           "RankerFileError", "definition_features", "file_features", "keep_slots", "load_ranker",
+           "order_definitions", "rerank", "standardize")
+
+DEFAULT_RANKER = Path(__file__).with_name("ranker.json")
+"""The shipped models."""
+
+SIGNAL_PARTS: tuple[str, ...] = (
+    "file", "symbol", "pagerank", "history", "frame", "mention", "import", "path", "module_path", "stem",
+    "constant", "message", "title_path", "sibling", "title_bm25", "title_def",
+)
+"""`Candidate.parts` keys the file model reads, each divided by its `RankConfig` weight (`w_<part>`)."""
+
+FILE_FEATURES: tuple[str, ...] = (
+    *SIGNAL_PARTS,
+    "is_test", "is_doc", "is_tooling", "is_generated", "is_vendored",
+    "log_size", "depth", "fused_ratio", "fused_rank",
+)
+"""Every feature of the file model."""
+
+FUNCTION_FEATURES: tuple[str, ...] = (
+    "sym_ratio", "sym_pos", "file_pos", "file_ratio", "log_lines", "evidence", "named", "in_title", "nested",
+    "dunder", "kind_function", "kind_method", "kind_class",
+)
+"""Every feature of the function model."""
+
+_KINDS = ("function", "method", "class")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class RankerFileError(ValueError):
+    """A ranker file that cannot be used (the file's fault, not the report's)."""
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """A linear scorer over standardized features."""
+
+    weights: tuple[float, ...]
+    """One weight per feature of `names`."""
+    mean: tuple[float, ...]
+    """Per-feature mean subtracted before weighting."""
+    scale: tuple[float, ...]
+    """Per-feature scale divided out before weighting."""
+    names: tuple[str, ...]
+    """Feature names, in weight order."""
+    pool: int = 30
+    """Best fused files the model orders (files, or the files whose definitions it orders)."""
+
+    def score(self, values: dict[str, float]) -> float:
+        """The model's score of one item's features (higher is better)."""
+        return sum(w * (values.get(n, 0.0) - m) / s
+                   for w, n, m, s in zip(self.weights, self.names, self.mean, self.scale))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The model as the JSON object of a ranker file's section."""
+        return {"names": list(self.names), "weights": [round(w, 6) for w in self.weights],
+                "mean": [round(m, 6) for m in self.mean], "scale": [round(x, 6) for x in self.scale],
+                "pool": self.pool}
+
+
+@dataclass(frozen=True)
+class LearnedRanker:
+    """The models of one ranker file."""
+
+    files: LinearModel | None = None
+    """Reorders the best files (`RankConfig.learned_files`)."""
+    functions: LinearModel | None = None
+    """Orders the best files' definitions (`RankConfig.learned_functions`)."""
+    trained_on: str = ""
+    """What the weights were fitted on (the training command writes it)."""
+
+    def to_json(self) -> str:
+        """The models as the text of a ranker file."""
+        data: dict[str, Any] = {"trained_on": self.trained_on}
+        for key in ("files", "functions"):
+            model = getattr(self, key)
+            if model is not None:
+                data[key] = model.as_dict()
+        return "{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in data.items()) + "\n}\n"
+
+
+def file_features(cand: Candidate, position: int, top_score: float, corpus: Corpus,
+                  config: RankConfig) -> dict[str, float]:
+    """The file model's features of one candidate at `position` (0-based) of the fused order."""
+    values = {part: cand.parts.get(part, 0.0) / (getattr(config, f"w_{part}") or 1.0) for part in SIGNAL_PARTS}
+    path = cand.path
+    index = corpus.by_path.get(path)
+    size = corpus.lengths[index] if index is not None else 0
+    values.update(
+        is_test=float(is_test(path)), is_doc=float(is_doc(path)), is_tooling=float(is_tooling(path)),
+        is_generated=float(path in corpus.generated), is_vendored=float(path in corpus.vendored),
+        log_size=math.log1p(size), depth=float(path.count("/")),
+        fused_ratio=cand.score / top_score if top_score > 0 else 0.0, fused_rank=math.log1p(position),
+    )
+    return values
+
+
+def definition_features(sym: CandidateSymbol, position: int, file_position: int, file_ratio: float,
+                        best: float, title: str, words: set[str]) -> dict[str, float]:
+    """The function model's features of a file's definition at `position` of the file's own order, the file at
+    `file_position` with score `file_ratio` of the first's; `best` is the file's best definition score, `words`
+    the report's identifiers."""
+    span = sym.span
+    values = {
+        "sym_ratio": sym.score / best if best > 0 else 0.0, "sym_pos": math.log1p(position),
+        "file_pos": math.log1p(file_position), "file_ratio": file_ratio,
+        "log_lines": math.log1p(span.end_line - span.start_line + 1), "evidence": float(bool(sym.reasons)),
+        "named": float(span.name in words),
+        "in_title": float(bool(re.search(rf"\b{re.escape(span.name)}\b", title))),
+        "nested": float(span.qualname.count(".")), "dunder": float(span.name.startswith("__")),
+    }
+    for kind in _KINDS:
+        values[f"kind_{kind}"] = float(span.kind == kind)
+    return values
+
+
+def rerank(candidates: list[Candidate], corpus: Corpus, config: RankConfig,
+           model: LinearModel) -> list[tuple[float, float]]:
+    """Reorder the best `model.pool` candidates in place by the file model's score, each keeping its own fused
+    score for now; returns the `(score, lift)` of each position before the move, for `keep_slots`."""
+    pool = candidates[: model.pool]
+    slots = [(c.score, c.lift) for c in pool]
+    if len(pool) < 2:
+        return slots
+    top = pool[0].score
+    scored = [(model.score(file_features(c, k, top, corpus, config)), k, c) for k, c in enumerate(pool)]
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    if scored[0][1] > 0:
+        scored[0][2].reasons.append(f"the learned ranker put it first (the fusion had it at {scored[0][1] + 1})")
+    candidates[: len(pool)] = [c for _, _, c in scored]
+    return slots
+
+
+def keep_slots(candidates: list[Candidate], slots: list[tuple[float, float]]) -> None:
+    """Give each reordered position the fused `(score, lift)` that position had, so the scores stay in ranked
+    order for the citations and everything that reads them."""
+    for cand, (score, lift) in zip(candidates, slots):
+        cand.score, cand.lift = score, lift
+
+
+def order_definitions(candidates: list[Candidate], text: str, model: LinearModel) -> None:
+    """Score the definitions of the best `model.pool` candidates with the function model (`CandidateSymbol.learned`)
+    and order each file's definitions by it."""
+    top = candidates[: model.pool]
+    if not top:
+        return
+    title = text.strip().split("\n", 1)[0]
+    words = set(_WORD.findall(text))
+    best_file = (top[0].score - top[0].lift) or 1.0
+    for k, cand in enumerate(top):
+        best = cand.symbols[0].score if cand.symbols else 1.0
+        ratio = max(cand.score - cand.lift, 0.0) / best_file
+        for n, sym in enumerate(cand.symbols):
+            sym.learned = model.score(definition_features(sym, n, k, ratio, best, title, words))
+        cand.symbols.sort(key=lambda sym: -(sym.learned or 0.0))
+
+
+def _model(data: Any, source: str, key: str, known: Sequence[str]) -> LinearModel | None:
+    if data is None:
+        return None
+    try:
+        names = tuple(str(n) for n in data["names"])
+        weights = tuple(float(w) for w in data["weights"])
+        mean = tuple(float(m) for m in data["mean"])
+        scale = tuple(float(x) or 1.0 for x in data["scale"])
+        pool = int(data.get("pool", 30))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RankerFileError(f"{source}: section {key!r} is not a model ({exc})") from exc
+    if not len(names) == len(weights) == len(mean) == len(scale):
+        raise RankerFileError(f"{source}: section {key!r}: names, weights, mean and scale differ in length")
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        raise RankerFileError(f"{source}: section {key!r}: unknown features {', '.join(unknown)}")
+    if pool < 1:
+        raise RankerFileError(f"{source}: section {key!r}: pool must be at least 1, got {pool}")
+    return LinearModel(weights, mean, scale, names, pool)
+
+
+def _parse(text: str, source: str) -> LearnedRanker:
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RankerFileError(f"{source}: not a ranker file ({exc})") from exc
+    if not isinstance(data, dict):
+        raise RankerFileError(f"{source}: not a ranker file (a JSON object is expected)")
+    unknown = sorted(set(data) - {"trained_on", "files", "functions"})
+    if unknown:
+        raise RankerFileError(f"{source}: unknown sections {', '.join(unknown)}")
+    return LearnedRanker(_model(data.get("files"), source, "files", FILE_FEATURES),
+                         _model(data.get("functions"), source, "functions", FUNCTION_FEATURES),
+                         str(data.get("trained_on", "")))
+
+
+@lru_cache(maxsize=8)
+def _load(path: str, mtime_ns: int) -> LearnedRanker:
+    return _parse(Path(path).read_text(encoding="utf-8"), path)
+
+
+def load_ranker(path: Path | str | None = None) -> LearnedRanker:
+    """The models in `path` (default: the shipped `ranker.json`), parsed once per file version."""
+    file = Path(path) if path else DEFAULT_RANKER
+    try:
+        stat = file.stat()
+    except OSError as exc:
+        raise RankerFileError(f"{file}: cannot read the ranker file ({exc.strerror})") from exc
+    return _load(str(file), stat.st_mtime_ns)
+
+
+def standardize(rows: Sequence[dict[str, float]], names: Sequence[str]) -> tuple[list[float], list[float]]:
+    """Per-feature mean and scale (standard deviation, 1 where constant) of feature rows, for fitting."""
+    n = len(rows) or 1
+    mean = [sum(r.get(k, 0.0) for r in rows) / n for k in names]
+    scale = []
+    for k, m in zip(names, mean):
+        var = sum((r.get(k, 0.0) - m) ** 2 for r in rows) / n
+        scale.append(math.sqrt(var) or 1.0)
+    return mean, scale
