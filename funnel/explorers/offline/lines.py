@@ -6,6 +6,8 @@ reordered (the definition holding the selected line first) and its first range n
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -19,20 +21,53 @@ if TYPE_CHECKING:  # the writer imports this module; its types are only needed f
 
 __all__ = ("best_line", "narrow_prime", "window")
 
-_COMMENT = ("#", "//", "*", '"""')
+_COMMENT = ("#", "//", "*", '"""', "'''", "/*")
+_BLOCKS = (('"""', '"""'), ("'''", "'''"), ("/*", "*/"))
+"""Openers of docstrings and block comments, with their closers."""
 
 
 def best_line(shown: dict[int, str], start: int, end: int, query: dict[str, float]) -> int | None:
-    """The line of a span sharing the most (weighted) terms with the report; None when none shares any."""
+    """The code line of a span sharing the most with the report; None when none shares anything.
+
+    A shared term counts its query weight times its rarity among the span's code lines (a term on most lines,
+    like the definition's own subject, tells them apart less than a rare one). Comments and docstrings are
+    skipped: they describe the code, the fix changes the code."""
+    code = _code_lines(shown, start, end)
+    terms = {ln: set(tokenize(text)) & query.keys() for ln, text in code.items()}
+    df = Counter(t for found in terms.values() for t in found)
+    n = len(code)
     best, best_score = None, 0.0
-    for ln in range(start + 1, end + 1):
-        text = shown.get(ln)
-        if not text or text.lstrip().startswith(_COMMENT):
-            continue
-        score = sum(query.get(t, 0.0) for t in set(tokenize(text)))
+    for ln in code:
+        score = sum(query[t] * math.log(1 + n / df[t]) for t in terms[ln])
         if score > best_score:
             best, best_score = ln, score
     return best
+
+
+def _code_lines(shown: dict[int, str], start: int, end: int) -> dict[int, str]:
+    """The lines of (start, end] that hold code: not blank, not a comment, not inside a docstring or a block
+    comment (tracked by their delimiters: the span's text is all there is)."""
+    out: dict[int, str] = {}
+    closing = ""
+    for ln in range(start + 1, end + 1):
+        text = shown.get(ln)
+        if text is None:
+            continue
+        stripped = text.strip()
+        if closing:
+            if closing in stripped:
+                closing = ""
+            continue
+        for opener, closer in _BLOCKS:
+            if stripped.startswith(opener):
+                rest = stripped[len(opener):]
+                if closer not in rest:
+                    closing = closer
+                break
+        else:
+            if stripped and not stripped.startswith(_COMMENT):
+                out[ln] = text
+    return out
 
 
 def window(anchor: int, start: int, end: int, width: int) -> tuple[int, int]:
