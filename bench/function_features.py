@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluation.metrics import entity_matches, gold_entities
 from bench._trees import ensure_tree, mirror_git_dir
+from bench.rank_features import dump_line
 from funnel.localize.citations import outer_entity, ranked_locations
 from funnel.localize.history import HistorySource
 from funnel.localize.learned import definition_features
@@ -60,10 +61,7 @@ def instance(row: dict, files: int) -> dict:
 
 def _work(args: tuple[dict, int]) -> str:
     row, files = args
-    try:
-        return json.dumps(instance(row, files))
-    except Exception as exc:  # noqa: BLE001 - one broken tree must not stop the dump
-        return json.dumps({"id": row["instance_id"], "error": f"{type(exc).__name__}: {exc}"})
+    return dump_line(row, lambda: instance(row, files))
 
 
 def main() -> int:

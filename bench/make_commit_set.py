@@ -161,6 +161,17 @@ def exists(git_dir: Path, spec: str) -> bool:
     return subprocess.run(cmd, capture_output=True).returncode == 0
 
 
+def report_of(git_dir: Path, commit: Commit, gold: list[str], keep_trivial: bool = False) -> str | None:
+    """The cleaned report of a fix whose answer is `gold`, or None when the fix is trivial (unless kept) or its
+    message too short."""
+    if not keep_trivial:
+        diff = git(git_dir, "diff", "--no-ext-diff", "--no-color", "-U0", commit.parent, commit.sha, "--", *gold)
+        if is_trivial(commit.subject, diff):
+            return None
+    statement = clean_statement(commit.subject, commit.body, gold)
+    return statement if len(statement) >= MIN_STATEMENT else None
+
+
 def instances_for(
     repo: str, git_dir: Path, per_repo: int, first_parent: bool = False, keep_trivial: bool = False
 ) -> tuple[int, list[dict]]:
@@ -168,14 +179,8 @@ def instances_for(
     qualifying: list[tuple[Commit, list[str], str]] = []
     for commit in walk(git_dir, first_parent):
         gold = gold_of(commit)
-        if gold is None:
-            continue
-        if not keep_trivial:
-            diff = git(git_dir, "diff", "--no-ext-diff", "--no-color", "-U0", commit.parent, commit.sha, "--", *gold)
-            if is_trivial(commit.subject, diff):
-                continue
-        statement = clean_statement(commit.subject, commit.body, gold)
-        if len(statement) >= MIN_STATEMENT:
+        statement = report_of(git_dir, commit, gold, keep_trivial) if gold is not None else None
+        if statement is not None:
             qualifying.append((commit, gold, statement))
     owner, name = repo.split("/", 1)
     rows = []

@@ -31,14 +31,12 @@ from bench._trees import mirror_git_dir
 from bench.make_commit_set import (
     FIX_WORD,
     MAX_FILES,
-    MIN_STATEMENT,
     Commit,
-    clean_statement,
     exists,
     git,
     is_test_path,
-    is_trivial,
     line_ranges,
+    report_of,
     walk,
 )
 from funnel.localize.citations import outer_entity
@@ -78,13 +76,8 @@ def fixes(git_dir: Path, limit: int, rev: str = "HEAD") -> list[tuple[Commit, li
     found = []
     for commit in walk(git_dir, first_parent=True, rev=rev):
         gold = answer(commit)
-        if gold is None:
-            continue
-        diff = git(git_dir, "diff", "--no-ext-diff", "--no-color", "-U0", commit.parent, commit.sha, "--", *gold)
-        if is_trivial(commit.subject, diff):
-            continue
-        statement = clean_statement(commit.subject, commit.body, gold)
-        if len(statement) >= MIN_STATEMENT:
+        statement = report_of(git_dir, commit, gold) if gold is not None else None
+        if statement is not None:
             found.append((commit, gold, statement))
             if len(found) >= limit:
                 break

@@ -16,6 +16,7 @@ import argparse
 import dataclasses
 import json
 import sys
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -50,12 +51,17 @@ def instance_features(row: dict, pool: int = POOL, history: bool = True) -> dict
     }
 
 
-def _work(args: tuple[dict, int, bool]) -> str:
-    row, pool, history = args
+def dump_line(row: dict, make: Callable[[], dict]) -> str:
+    """The JSON line `make()` builds for an instance, or one naming the instance and the error it raised."""
     try:
-        return json.dumps(instance_features(row, pool, history))
+        return json.dumps(make())
     except Exception as exc:  # noqa: BLE001 - one broken tree must not stop the dump
         return json.dumps({"id": row["instance_id"], "error": f"{type(exc).__name__}: {exc}"})
+
+
+def _work(args: tuple[dict, int, bool]) -> str:
+    row, pool, history = args
+    return dump_line(row, lambda: instance_features(row, pool, history))
 
 
 def main() -> int:
