@@ -1,26 +1,44 @@
 """All data access of the service. Every function takes an `AsyncSession` already in a transaction
 (`async with db.session() as s:`) and returns read models from `app.views`, never ORM rows that outlive it.
 
-Callers: the routes, the job runners, the webhook intake and the dashboard. The job-lifecycle functions live
-in `app/_store_jobs.py` and are re-exported here: `store.claim`, `store.finish`, ... are the names to use.
+Callers: the routes, the job runners, the webhook intake and the dashboard. The intake functions live in
+`app/_store_intake.py`, the job-lifecycle functions in `app/_store_jobs.py` and the webhook deliveries in
+`app/_store_deliveries.py`; all are re-exported here: `store.create_investigation`, `store.claim`,
+`store.record_delivery`, ... are the names to use.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app._store_common import FINISHED, DuplicateError, report_model as _report_model
-from app._store_common import storable as _storable
-from app._store_common import investigation_filters, summary_page
+from app._store_common import (
+    FINISHED,
+    DuplicateError,
+    investigation_filters,
+    summary_page,
+)
 from app._store_common import prime_suspect as _prime_suspect
+from app._store_common import report_model as _report_model
 from app._store_common import summary_fields as _summary_fields
+from app._store_deliveries import (
+    find_delivery,
+    list_deliveries,
+    record_delivery,
+    set_delivery_investigation,
+)
+from app._store_intake import (
+    create_investigation,
+    create_investigations,
+    create_investigations_sync,
+    create_rerun,
+)
 from app._store_jobs import (
     cancel_requested,
     claim,
@@ -35,11 +53,9 @@ from app._store_jobs import (
     run_number,
     set_job_id,
 )
-from app.models import FeedbackRow, Investigation, Report, Repository, TraceEventRow, WebhookDelivery, utcnow
-from app.observability import request_id_var
+from app.models import FeedbackRow, Investigation, Report, Repository, TraceEventRow
 from app.views import (
     Counts,
-    DeliveryView,
     FeedbackView,
     InvestigationDetail,
     InvestigationStats,
@@ -49,7 +65,7 @@ from app.views import (
     TraceEventView,
     links,
 )
-from schemas import BugReport, Classification, ClassificationResult, Diagnosis, Feedback, Source, Status
+from schemas import Classification, Diagnosis, Feedback, Status
 
 # --- repositories -------------------------------------------------------------------------------------------
 
@@ -94,123 +110,6 @@ async def list_repositories(session: AsyncSession) -> list[RepoView]:
     """Every registered repository, by name."""
     rows = await session.scalars(select(Repository).order_by(Repository.name))
     return [_repo_view(r) for r in rows]
-
-
-# --- intake -------------------------------------------------------------------------------------------------
-
-
-async def create_investigation(
-    session: AsyncSession,
-    report: BugReport,
-    classification: ClassificationResult,
-    *,
-    investigate: bool,
-    explorer: str,
-) -> tuple[int, int]:
-    """Store a report and its investigation (`queued` when `investigate`, else `skipped`); returns
-    (investigation id, report id). Flushed, not committed: the caller's transaction decides."""
-    return (await create_investigations(session, [(report, classification, investigate)], explorer=explorer))[0]
-
-
-def _intake_rows(
-    items: Sequence[tuple[BugReport, ClassificationResult, bool]],
-    request_ids: Sequence[str | None] | None = None,
-) -> tuple[list[dict[str, Any]], Callable[[list[int]], list[dict[str, Any]]]]:
-    now = utcnow()
-    request_ids = request_ids or [request_id_var.get()] * len(items)
-    report_rows = [
-        dict(
-            source=report.source,
-            repo=_storable(report.repo, 200),
-            title=_storable(report.title),
-            body=_storable(report.body),
-            ref=_storable(report.ref, 200),
-            labels=[_storable(label) for label in report.labels],
-            reporter=_storable(report.reporter, 200),
-            url=_storable(report.url),
-            external_id=_storable(report.external_id, 200),
-            created_at=now,
-        )
-        for report, _, _ in items
-    ]
-
-    def investigation_rows(report_ids: list[int], explorer: str) -> list[dict[str, Any]]:
-        return [
-            dict(
-                report_id=report_id,
-                repo=_storable(report.repo, 200),
-                status=Status.queued if investigate else Status.skipped,
-                classification=classification.label,
-                classification_confidence=classification.confidence,
-                classification_reason=classification.reason,
-                explorer=explorer,
-                created_at=now,
-                updated_at=now,
-                finished_at=None if investigate else now,
-                request_id=request_id,
-            )
-            for report_id, (report, classification, investigate), request_id in zip(report_ids, items, request_ids)
-        ]
-
-    return report_rows, investigation_rows  # type: ignore[return-value]
-
-
-_INSERT_REPORTS = insert(Report).returning(Report.id, sort_by_parameter_order=True)
-_INSERT_INVESTIGATIONS = insert(Investigation).returning(Investigation.id, sort_by_parameter_order=True)
-
-
-async def create_investigations(
-    session: AsyncSession,
-    items: Sequence[tuple[BugReport, ClassificationResult, bool]],
-    *,
-    explorer: str,
-    request_ids: Sequence[str | None] | None = None,
-) -> list[tuple[int, int]]:
-    """`create_investigation` for many reports at once (two multi-row INSERTs); ids in input order.
-    `request_ids`: the HTTP request of each (default: the one being served)."""
-    report_rows, investigation_rows = _intake_rows(items, request_ids)
-    # Core INSERT ... RETURNING (batched by SQLAlchemy's insertmanyvalues): far cheaper than an ORM flush.
-    report_ids = list(await session.scalars(_INSERT_REPORTS, report_rows))
-    inv_ids = list(await session.scalars(_INSERT_INVESTIGATIONS, investigation_rows(report_ids, explorer)))
-    return list(zip(inv_ids, report_ids))
-
-
-def create_investigations_sync(
-    conn: Connection,
-    items: Sequence[tuple[BugReport, ClassificationResult, bool]],
-    *,
-    explorer: str,
-    request_ids: Sequence[str | None] | None = None,
-) -> list[tuple[int, int]]:
-    """`create_investigations` on a synchronous connection (the SQLite intake writer thread)."""
-    report_rows, investigation_rows = _intake_rows(items, request_ids)
-    report_ids = list(conn.scalars(_INSERT_REPORTS, report_rows))
-    inv_ids = list(conn.scalars(_INSERT_INVESTIGATIONS, investigation_rows(report_ids, explorer)))
-    return list(zip(inv_ids, report_ids))
-
-
-async def create_rerun(
-    session: AsyncSession, investigation_id: int, *, extra_context: str | None, explorer: str
-) -> int | None:
-    """A new queued investigation of the same report (with optional extra context); None if unknown id."""
-    old = await session.get(Investigation, investigation_id)
-    if old is None:
-        return None
-    inv = Investigation(
-        report_id=old.report_id,
-        repo=old.repo,
-        status=Status.queued,
-        classification=old.classification,
-        classification_confidence=old.classification_confidence,
-        classification_reason=old.classification_reason,
-        explorer=explorer,
-        extra_context=extra_context,
-        rerun_of=old.id,
-        request_id=request_id_var.get(),
-    )
-    session.add(inv)
-    await session.flush()
-    return inv.id
 
 
 # --- reading investigations ----------------------------------------------------------------------------------
@@ -399,78 +298,6 @@ async def repo_memory(session: AsyncSession, repo: str | None, *, limit: int = 2
     if not lines:
         return None
     return "Feedback from maintainers on earlier diagnoses of this repository:\n" + "\n".join(reversed(lines))
-
-
-# --- webhook deliveries --------------------------------------------------------------------------------------
-
-
-async def record_delivery(
-    session: AsyncSession,
-    provider: Source,
-    *,
-    delivery_id: str | None,
-    outcome: str,
-    reason: str = "",
-    authenticated: bool,
-    investigation_id: int | None = None,
-    identity: str | None = None,
-) -> int:
-    """Record a webhook delivery; raises DuplicateError when an authenticated delivery with the same key (the
-    body's `identity` when it has one, else the delivery id) was seen before."""
-    key = identity or delivery_id
-    row = WebhookDelivery(
-        provider=provider,
-        delivery_id=_storable(delivery_id, 200),
-        dedup_key=_storable(key, 200) if authenticated and key else None,
-        outcome=outcome,
-        reason=_storable(reason, 2000),
-        investigation_id=investigation_id,
-    )
-    session.add(row)
-    try:
-        async with session.begin_nested():
-            await session.flush()
-    except IntegrityError as exc:
-        raise DuplicateError(f"{provider.value} delivery {delivery_id!r} was already received") from exc
-    return row.id
-
-
-async def find_delivery(session: AsyncSession, provider: Source, key: str) -> DeliveryView | None:
-    """The authenticated delivery recorded under this key (the body's identity when it had one, else its
-    delivery id), or None."""
-    row = await session.scalar(
-        select(WebhookDelivery).where(
-            WebhookDelivery.provider == provider, WebhookDelivery.dedup_key == _storable(key, 200)
-        )
-    )
-    return _delivery_view(row) if row else None
-
-
-async def set_delivery_investigation(session: AsyncSession, delivery_row_id: int, investigation_id: int) -> None:
-    """Link a recorded delivery to the investigation it created."""
-    await session.execute(
-        update(WebhookDelivery).where(WebhookDelivery.id == delivery_row_id).values(investigation_id=investigation_id)
-    )
-
-
-def _delivery_view(row: WebhookDelivery) -> DeliveryView:
-    return DeliveryView(
-        id=row.id,
-        provider=row.provider,
-        delivery_id=row.delivery_id,
-        outcome=row.outcome,
-        reason=row.reason,
-        investigation_id=row.investigation_id,
-        received_at=row.received_at,
-    )
-
-
-async def list_deliveries(session: AsyncSession, *, limit: int = 50, offset: int = 0) -> list[DeliveryView]:
-    """Webhook deliveries, newest first."""
-    rows = await session.scalars(
-        select(WebhookDelivery).order_by(WebhookDelivery.id.desc()).limit(limit).offset(offset)
-    )
-    return [_delivery_view(r) for r in rows]
 
 
 async def latest_activity(session: AsyncSession) -> datetime | None:
