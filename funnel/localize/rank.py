@@ -27,7 +27,13 @@ from funnel.localize.corpus import Corpus, SymbolSpan, count_terms, tokenize
 from funnel.localize.corpus_index import INDEX_MIN_FILES
 from funnel.localize.history import HistoryConfig, HistorySource
 from funnel.localize.indexed import open_indexed
-from funnel.localize.learned import keep_slots, load_ranker, order_definitions, rerank
+from funnel.localize.learned import (
+    keep_slots,
+    load_ranker,
+    order_definitions,
+    rerank,
+    reranks,
+)
 from funnel.localize.pathterms import path_term_scores, sibling_scores, title_path_terms
 from funnel.localize.signals import (
     SIGNALS,
@@ -122,9 +128,10 @@ def rank(
     candidates.sort(key=lambda c: (-c.score, c.path))
     if config.w_title_path > 0 or config.w_sibling > 0 or config.w_title_bm25 > 0 or config.w_title_def > 0:
         _lift(corpus, candidates, config, text, ev.names)
-    models = load_ranker(config.ranker or None) if config.learned_files or config.learned_functions else None
+    on_files = reranks(candidates, corpus, config)
+    models = load_ranker(config.ranker or None) if on_files or config.learned_functions else None
     slots = None
-    if models is not None and config.learned_files and models.files is not None:
+    if models is not None and on_files and models.files is not None:
         slots = rerank(candidates, corpus, config, models.files)
     confidence = _confidence(candidates)
     if slots is not None:

@@ -27,6 +27,7 @@ from funnel.localize.learned import (
     load_ranker,
     order_definitions,
     rerank,
+    reranks,
 )
 from funnel.localize.rank import rank
 from repomap.focus import Focus
@@ -104,27 +105,58 @@ def test_a_missing_ranker_file_is_refused_with_its_path(tmp_path):
         load_ranker(tmp_path / "absent.json")
 
 
+EVERY_FILE = RankConfig(learned_keep_first=False, learned_languages=())
+
+
 def test_the_reranker_reorders_by_the_model_and_each_position_keeps_its_fused_score(tmp_path):
     corpus = _corpus(tmp_path)
     cands = [Candidate("tests/test_parser.py", 3.0, {"file": 1.4}, lift=0.5),
              Candidate("src/header_tests_helper.py", 2.0, {"file": 0.7}),
              Candidate("src/parser.py", 1.0, {"file": 0.35, "symbol": 0.8})]
-    slots = rerank(cands, corpus, RankConfig(), _model(FILE_FEATURES, is_test=-5.0, symbol=2.0))
+    slots = rerank(cands, corpus, EVERY_FILE, _model(FILE_FEATURES, is_test=-5.0, symbol=2.0))
     assert [c.path for c in cands] == ["src/parser.py", "src/header_tests_helper.py", "tests/test_parser.py"]
     assert "the learned ranker put it first (the fusion had it at 3)" in cands[0].reasons
     keep_slots(cands, slots)
     assert [(c.score, c.lift) for c in cands] == [(3.0, 0.5), (2.0, 0.0), (1.0, 0.0)]
 
 
+def test_by_default_the_reranker_leaves_the_first_file_where_the_evidence_put_it(tmp_path):
+    corpus = _corpus(tmp_path)
+    cands = [Candidate("tests/test_parser.py", 3.0, {"file": 1.4}),
+             Candidate("src/header_tests_helper.py", 2.0, {"file": 0.7}),
+             Candidate("src/parser.py", 1.0, {"file": 0.35, "symbol": 0.8})]
+    rerank(cands, corpus, RankConfig(), _model(FILE_FEATURES, is_test=-5.0, symbol=2.0))
+    assert [c.path for c in cands] == ["tests/test_parser.py", "src/parser.py", "src/header_tests_helper.py"]
+    assert "the learned ranker put it second (the fusion had it at 3)" in cands[1].reasons
+
+
 def test_rank_uses_the_learned_file_model_only_when_asked(tmp_path):
     corpus = _corpus(tmp_path)
     ranker_file = _write(tmp_path, _ranker(is_test=10.0))
-    plain = rank(corpus, REPORT, Focus.from_text(REPORT), config=RankConfig(ranker=str(ranker_file)))
-    learned = rank(corpus, REPORT, Focus.from_text(REPORT),
-                   config=dataclasses.replace(RankConfig(), learned_files=True, ranker=str(ranker_file)))
+    off = dataclasses.replace(EVERY_FILE, learned_files=False, ranker=str(ranker_file))
+    plain = rank(corpus, REPORT, Focus.from_text(REPORT), config=off)
+    learned = rank(corpus, REPORT, Focus.from_text(REPORT), config=dataclasses.replace(off, learned_files=True))
     assert plain.candidates[0].path != "tests/test_parser.py"
     assert learned.candidates[0].path == "tests/test_parser.py"
     assert [c.score for c in learned.candidates] == [c.score for c in plain.candidates], "each place keeps its score"
+
+
+GO = {"queue/ring.go": "package queue\n\nfunc Pop() int { return 0 }\n", "queue/ring_test.go": "package queue\n",
+      "src/ring.h": "namespace q {\ntemplate <class T> class Ring { public: T pop(); };\n}\n",
+      "src/lib.py": "def pop():\n    return 0\n"}
+
+
+@pytest.mark.parametrize(("prime", "expected"), [
+    ("queue/ring.go", True),
+    ("src/lib.py", False),  # Python: the model lowers Acc@5 on SWE-bench Lite's tune half
+    ("src/ring.h", False),  # a C++ header is C++, not C, read from its text
+])
+def test_the_file_model_reorders_only_where_the_prime_suspect_is_in_its_languages(tmp_path, prime, expected):
+    corpus = _corpus(tmp_path, GO)
+    cands = [Candidate(prime, 1.0)] + [Candidate(p, 0.5) for p in GO if p != prime]
+    assert reranks(cands, corpus, RankConfig()) is expected
+    assert reranks(cands, corpus, RankConfig(learned_files=False)) is False
+    assert reranks(cands, corpus, RankConfig(learned_languages=())) is True
 
 
 def _sym(name: str, start: int, end: int, score: float, kind: str = "function") -> CandidateSymbol:

@@ -287,9 +287,10 @@ def test_title_bm25_lift_brings_up_the_file_matching_the_title_only(tmp_path):
     root = _make(tmp_path, TITLE_REPO)
     corpus = Corpus.build(root, list(TITLE_REPO))
     focus = Focus.from_text(TITLE_REPORT)
-    off = RankConfig(w_title_path=0.0, w_sibling=0.0, w_title_bm25=0.0)
+    off = RankConfig(w_title_path=0.0, w_sibling=0.0, w_title_bm25=0.0, learned_files=False)
     base = rank(corpus, TITLE_REPORT, focus, config=off)
-    lifted = rank(corpus, TITLE_REPORT, focus, config=RankConfig(w_title_path=0.0, w_sibling=0.0, w_title_bm25=2.0))
+    lifted = rank(corpus, TITLE_REPORT, focus, config=RankConfig(w_title_path=0.0, w_sibling=0.0, w_title_bm25=2.0,
+                                                                 learned_files=False))
     order = [c.path for c in base.candidates]
     assert order.index("src/units.js") > 1  # the body's many request words outweigh the title
     new = [c.path for c in lifted.candidates]
