@@ -6,7 +6,7 @@ DATA is eval-format JSONL (`repo`, `base_commit`, `problem_statement`, `gold_fil
 multilang set, or the fix commits of `bench/make_training_set.py`. Each instance is ranked as the offline
 investigator ranks it (repo map, history up to the base commit, the hand-tuned fusion with the learned reranker
 off) and one line is written per instance: its id, repository, language and split, and for each of the best
-`--pool` files the features of `funnel.localize.learned.FEATURES` and whether the fix changed it. Gold is read
+`--pool` files the features of `funnel.localize.learned.FILE_FEATURES` and whether the fix changed it. Gold is read
 only for that label. Resumable: instances already in OUT are skipped.
 """
 
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._trees import ensure_tree, mirror_git_dir
 from funnel.localize.history import HistorySource
-from funnel.localize.learned import features
+from funnel.localize.learned import file_features
 from funnel.localize.rank import RankConfig, rank_report
 from repomap import build_repo_map
 
@@ -37,7 +37,7 @@ def instance_features(row: dict, pool: int = POOL, history: bool = True) -> dict
     text = row["problem_statement"]
     repo_map = build_repo_map(root, focus=text)
     source = HistorySource(mirror_git_dir(row["repo"]), row["base_commit"]) if history else None
-    config = dataclasses.replace(RankConfig(), learned=False)
+    config = dataclasses.replace(RankConfig(), learned_files=False)
     ranking, corpus = rank_report(text, root, repo_map, config=config, history=source)
     cands = [c for c in ranking.candidates[:pool] if c.score > 0]
     top = cands[0].score if cands else 0.0
@@ -46,7 +46,7 @@ def instance_features(row: dict, pool: int = POOL, history: bool = True) -> dict
         "id": row["instance_id"], "repo": row["repo"], "language": row.get("language", ""),
         "gold": sorted(gold), "confidence": ranking.confidence,
         "files": [{"path": c.path, "label": int(c.path in gold),
-                   "x": {k: round(v, 5) for k, v in features(c, k_, top, corpus, config).items() if v}}
+                   "x": {k: round(v, 5) for k, v in file_features(c, k_, top, corpus, config).items() if v}}
                   for k_, c in enumerate(cands)],
     }
 

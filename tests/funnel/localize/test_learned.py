@@ -8,6 +8,7 @@ import json
 import pytest
 
 from bench.fit_ranker import file_scores, fit
+from bench.rank_features import dump_line
 from funnel.localize.candidates import (
     Candidate,
     CandidateRanking,
@@ -186,3 +187,9 @@ def test_fit_learns_the_feature_that_marks_the_changed_file():
     assert weight["symbol"] > 0 > weight["file"]
     assert file_scores(rows, None)["acc1"] == 0.5
     assert file_scores(rows, model)["acc1"] == 1.0
+
+
+def test_a_feature_dump_writes_the_error_of_a_broken_instance_and_goes_on():
+    line = json.loads(dump_line({"instance_id": "x-1"}, lambda: {}["missing"]))
+    assert line == {"id": "x-1", "error": "KeyError: 'missing'"}
+    assert json.loads(dump_line({"instance_id": "x-2"}, lambda: {"id": "x-2", "files": []})) == {"id": "x-2", "files": []}
