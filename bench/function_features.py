@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -22,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.evaluation.metrics import entity_matches, gold_entities
 from bench._trees import ensure_tree, mirror_git_dir
 from bench.rank_features import dump_line
-from funnel.localize.citations import outer_entity, ranked_locations
+from funnel.localize.citations import entity_name, ranked_locations
 from funnel.localize.history import HistorySource
-from funnel.localize.learned import definition_features
+from funnel.localize.learned import definition_rows
 from funnel.localize.rank import RankConfig, rank_report
 from repomap import build_repo_map
 
@@ -40,21 +39,11 @@ def instance(row: dict, files: int) -> dict:
     deep = dataclasses.replace(RankConfig(), symbols_kept=60)
     wide, _ = rank_report(text, root, repo_map, config=deep, history=source)
     gold = gold_entities(row.get("gold_functions") or {})
-    title = text.strip().split("\n", 1)[0]
-    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
-    top = wide.candidates[:files]
-    best_file = (top[0].score - top[0].lift) if top else 1.0
     defs = []
-    for fp, cand in enumerate(top):
-        at = corpus.by_path.get(cand.path)
-        own = corpus.docs[at].symbols if at is not None else []
-        best = cand.symbols[0].score if cand.symbols else 1.0
-        ratio = max(cand.score - cand.lift, 0.0) / (best_file or 1.0)
-        for k, sym in enumerate(cand.symbols):
-            index = next((n for n, s in enumerate(own) if s == sym.span), None)
-            name = f"{cand.path}:{outer_entity(own, index) if index is not None else sym.span.qualname}"
-            defs.append({"entity": name, "label": int(any(entity_matches(name, g) for g in gold)),
-                         "x": {a: round(b, 4) for a, b in definition_features(sym, k, fp, ratio, best, title, words).items() if b}})
+    for cand, sym, values in definition_rows(wide.candidates, text, files):
+        name = entity_name(corpus, cand.path, sym.span)
+        defs.append({"entity": name, "label": int(any(entity_matches(name, g) for g in gold)),
+                     "x": {a: round(b, 4) for a, b in values.items() if b}})
     return {"id": row["instance_id"], "repo": row["repo"], "language": row.get("language", ""), "gold": gold,
             "current": current, "defs": defs}
 

@@ -139,8 +139,8 @@ def main() -> int:
     args = parser.parse_args()
     starts: dict[str, str] = {}
     if args.before:
-        rows = [json.loads(line) for line in args.before.open(encoding="utf-8") if line.strip()]
-        for row in sorted(rows, key=lambda r: r.get("created_at", ""), reverse=True):
+        eval_rows = [json.loads(line) for line in args.before.open(encoding="utf-8") if line.strip()]
+        for row in sorted(eval_rows, key=lambda r: r.get("created_at", ""), reverse=True):
             starts[row["repo"]] = row["base_commit"]
     repos = args.repos or (sorted(starts) if starts else list(TRAINING_REPOS))
     missing = [r for r in repos if not exists(mirror_git_dir(r), "HEAD^{commit}")]

@@ -74,9 +74,10 @@ def apply_curve(curve: Curve, raw: float) -> float:
     return y0 + (y1 - y0) * (raw - x0) / (x1 - x0) if x1 > x0 else y1
 
 
-def prime_language(path: str | None) -> str | None:
-    """The language whose curve a prime suspect file takes (its grammar's name; None for no file or no grammar)."""
-    spec = language_for(path) if path else None
+def prime_language(path: str | None, data: bytes | None = None) -> str | None:
+    """The language of a prime suspect file: its grammar's name (None for no file or no grammar), from its bytes
+    too when given (a C++ header is C++)."""
+    spec = language_for(path, data) if path else None
     return spec.name if spec is not None else None
 
 

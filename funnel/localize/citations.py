@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol
-from funnel.localize.corpus import Corpus
+from funnel.localize.corpus import Corpus, SymbolSpan
 
-__all__ = ("RankedLocations", "affected_entries", "citation_order", "outer_entity", "ranked_locations")
+__all__ = ("RankedLocations", "affected_entries", "citation_order", "entity_name", "outer_entity", "ranked_locations")
 
 
 _FIRST = 1e6
@@ -90,6 +90,15 @@ def outer_entity(spans: Sequence[Any], index: int) -> str:
     return best
 
 
+def entity_name(corpus: Corpus, path: str, span: SymbolSpan) -> str:
+    """A definition of a corpus file as `path:qualified.name`, a nested function named by its outer function
+    (`outer_entity`)."""
+    at = corpus.by_path.get(path)
+    own = corpus.docs[at].symbols if at is not None else []
+    index = next((k for k, s in enumerate(own) if s == span), None)
+    return f"{path}:{outer_entity(own, index) if index is not None else span.qualname}"
+
+
 @dataclass(frozen=True)
 class RankedLocations:
     """A ranking deeper than the diagnosis names: what the localization protocols score."""
@@ -110,13 +119,8 @@ def ranked_locations(ranking: CandidateRanking, corpus: Corpus, *, files: int = 
     """The ranking's `files` best files (with a positive score) and `functions` best definitions, in the order the
     report cites them (`citation_order` over the same files)."""
     top = [c.path for c in ranking.candidates[:files] if c.score > 0]
-    names: list[str] = []
-    for cand, hit in citation_order(ranking, files=len(top), prime_symbols=ranking.config.symbols_kept,
-                                    entities=len(top) * ranking.config.symbols_kept):
-        if hit is None:
-            continue
-        at = corpus.by_path.get(cand.path)
-        own = corpus.docs[at].symbols if at is not None else []
-        index = next((k for k, s in enumerate(own) if s == hit.span), None)
-        names.append(f"{cand.path}:{outer_entity(own, index) if index is not None else hit.span.qualname}")
+    names = [entity_name(corpus, cand.path, hit.span)
+             for cand, hit in citation_order(ranking, files=len(top), prime_symbols=ranking.config.symbols_kept,
+                                             entities=len(top) * ranking.config.symbols_kept)
+             if hit is not None]
     return RankedLocations(top, list(dict.fromkeys(names))[:functions], source, ranking.confidence)

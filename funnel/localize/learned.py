@@ -22,19 +22,24 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from funnel.localize.candidates import Candidate, CandidateSymbol, RankConfig
+from funnel.localize.calibration import prime_language
+from funnel.localize.candidates import (
+    Candidate,
+    CandidateSymbol,
+    RankConfig,
+    report_title,
+)
 from funnel.localize.corpus import Corpus
 from funnel.localize.signals import is_doc, is_test, is_tooling
-from repomap.languages import language_for
 
 __all__ = ("DEFAULT_RANKER", "FILE_FEATURES", "FUNCTION_FEATURES", "SIGNAL_PARTS", "LearnedRanker", "LinearModel",
-           "RankerFileError", "definition_features", "file_features", "keep_slots", "load_ranker",
+           "RankerFileError", "definition_features", "definition_rows", "file_features", "keep_slots", "load_ranker",
            "order_definitions", "rerank", "reranks", "standardize")
 
 DEFAULT_RANKER = Path(__file__).with_name("ranker.json")
@@ -158,8 +163,8 @@ def reranks(candidates: list[Candidate], corpus: Corpus, config: RankConfig) -> 
     if not config.learned_languages:
         return True
     path = candidates[0].path
-    spec = language_for(path, corpus.texts[path].encode("utf-8", "surrogatepass")) if path in corpus.by_path else None
-    return spec is not None and spec.name in config.learned_languages
+    data = corpus.texts[path].encode("utf-8", "surrogatepass") if path in corpus.by_path else None
+    return prime_language(path, data) in config.learned_languages
 
 
 def rerank(candidates: list[Candidate], corpus: Corpus, config: RankConfig,
@@ -189,20 +194,28 @@ def keep_slots(candidates: list[Candidate], slots: list[tuple[float, float]]) ->
         cand.score, cand.lift = score, lift
 
 
-def order_definitions(candidates: list[Candidate], text: str, model: LinearModel) -> None:
-    """Score the definitions of the best `model.pool` candidates with the function model (`CandidateSymbol.learned`)
-    and order each file's definitions by it."""
-    top = candidates[: model.pool]
+def definition_rows(candidates: list[Candidate], text: str,
+                    files: int) -> Iterator[tuple[Candidate, CandidateSymbol, dict[str, float]]]:
+    """Each definition of the best `files` candidates, in their order, with its function-model features."""
+    top = candidates[:files]
     if not top:
         return
-    title = text.strip().split("\n", 1)[0]
+    title = report_title(text)
     words = set(_WORD.findall(text))
     best_file = (top[0].score - top[0].lift) or 1.0
     for k, cand in enumerate(top):
         best = cand.symbols[0].score if cand.symbols else 1.0
         ratio = max(cand.score - cand.lift, 0.0) / best_file
         for n, sym in enumerate(cand.symbols):
-            sym.learned = model.score(definition_features(sym, n, k, ratio, best, title, words))
+            yield cand, sym, definition_features(sym, n, k, ratio, best, title, words)
+
+
+def order_definitions(candidates: list[Candidate], text: str, model: LinearModel) -> None:
+    """Score the definitions of the best `model.pool` candidates with the function model (`CandidateSymbol.learned`)
+    and order each file's definitions by it."""
+    for _, sym, values in definition_rows(candidates, text, model.pool):
+        sym.learned = model.score(values)
+    for cand in candidates[: model.pool]:
         cand.symbols.sort(key=lambda sym: -(sym.learned or 0.0))
 
 
