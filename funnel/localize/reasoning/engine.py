@@ -40,6 +40,8 @@ _ROLE = {  # node types that make a line a decision, a result or a hand-over, ac
 }
 _ROLE_FACTOR = {"compared": 1.6, "returned": 1.3, "passed": 1.3, "defaulted": 1.2, "": 1.0}
 _COMMENT = ("#", "//", "/*", "*", '"""', "'''")
+_DOCSTRING = frozenset({"string", "concatenated_string", "string_literal", "template_string"})
+"""Literal node types that, standing alone as a statement, are documentation (a Python docstring)."""
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NOT_NAMES = frozenset(
     "self cls this return None True False null nil true false undefined isinstance super len str int float bool "
@@ -173,6 +175,29 @@ def _line_roles(root: Node, first: int, last: int) -> dict[int, str]:
     return roles
 
 
+def _prose_columns(root: Node, lines: list[str], first: int, last: int) -> dict[int, int]:
+    """Line of [first, last] → the byte column from which it holds only prose (0: the whole line), by the tree:
+    comments and docstrings. A docstring's `>>>` example or a trailing comment names the report's words, yet the
+    fix changes code."""
+    out: dict[int, int] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        s, e = node.start_point[0] + 1, node.end_point[0] + 1
+        if e < first or s > last:
+            continue
+        docstring = (node.type == "expression_statement" and node.named_child_count == 1
+                     and node.named_children[0].type in _DOCSTRING)
+        if "comment" not in node.type and not docstring:
+            stack.extend(node.children)
+            continue
+        out.update(dict.fromkeys(range(s + 1, e + 1), 0))
+        head = lines[s - 1].encode() if 0 < s <= len(lines) else b""
+        column = 0 if not head[: node.start_point[1]].strip() else node.start_point[1]
+        out[s] = min(out.get(s, column), column)
+    return out
+
+
 def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Span], named: dict[str, float],
                         terms: dict[str, float]) -> list[Finding]:
     """Lines of the suspect definitions where a name the report writes as code is compared, returned or passed."""
@@ -181,9 +206,12 @@ def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Spa
         return out
     first, last = min(s for s, _, _ in spans), max(e for _, e, _ in spans)
     roles = _line_roles(root, first, last)
+    prose = _prose_columns(root, lines, first, last)
     for ln in range(first, min(last, len(lines)) + 1):
         k = _span_of(ln, spans)
         code = lines[ln - 1].strip()
+        if ln in prose:
+            code = lines[ln - 1].encode()[: prose[ln]].decode("utf-8", "replace").strip()
         if k is None or not code or code.startswith(_COMMENT) or ln == spans[k][0]:
             continue
         found = [n for n in dict.fromkeys(_IDENT.findall(code)) if n in named]

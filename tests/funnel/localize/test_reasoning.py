@@ -83,6 +83,15 @@ def test_a_behaviour_report_selects_the_branch_reading_the_named_option():
     assert "`header_rows`" in found[0].mechanism and "condition" in found[0].change
 
 
+def test_a_named_value_in_a_docstring_or_a_comment_is_not_the_line():
+    source = ('def render(rows, options):\n    """Render the rows.\n\n    >>> render(rows, {"header_rows": 1})\n'
+              '    """\n    # header_rows is read below\n    out = list(rows)  # header_rows\n'
+              "    if options.get('header_rows'):\n        out.insert(0, 'header')\n    return out\n")
+    report = "render ignores the `header_rows` option: returns the rows without a header"
+    named = named_items(["header_rows"], [], {"render"})
+    found = reason(report, "table.py", source, [(1, 10, "render")], named=named, terms={})
+    assert [f.line for f in found] == [8]  # the branch; line 7 names it in a trailing comment only
+
 def test_no_rule_fires_without_an_error_shape_or_a_named_value():
     assert selected_kinds("The page looks slightly off on Tuesdays") == []
     assert reason("The page looks slightly off", "a.py", "def f(x):\n    return x\n", [(1, 2, "f")],
