@@ -51,35 +51,52 @@ def items(row: dict, key: str, pool: int) -> list[dict]:
     """The items a model orders in one instance: the best `pool` files, or the kept definitions of them."""
     if key == "files":
         return row["files"][:pool]
-    return [d for d in row["defs"] if d["x"].get("file_pos", 0.0) < math.log1p(pool)
-            and d["x"].get("sym_pos", 0.0) < math.log1p(KEPT)]
+    return [d for d in row["defs"] if _place(d, "file_pos") < pool and _place(d, "sym_pos") < KEPT]
+
+
+def _place(item: dict, feature: str) -> int:
+    """A 0-based place from its dumped `log1p` feature (rounded to four decimals in the dump)."""
+    return round(math.expm1(item["x"].get(feature, 0.0)))
+
+
+def _groups(row: dict, key: str, pool: int, in_file: bool) -> list[list[dict]]:
+    """The item groups whose answers are paired with their others: the whole pool, or with `in_file` each file's
+    kept definitions apart (what `RankConfig.learned_in_file` orders)."""
+    group = items(row, key, pool)
+    if not in_file:
+        return [group]
+    by_file: dict[str, list[dict]] = defaultdict(list)
+    for d in group:
+        by_file[d["entity"].partition(":")[0]].append(d)
+    return list(by_file.values())
 
 
 def pairs(rows: list[dict], key: str, names: list[str], mean: np.ndarray, scale: np.ndarray,
-          pool: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Symmetric difference vectors (answer − other labelled 1, other − answer 0) with per-instance weights."""
+          pool: int, in_file: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Symmetric difference vectors (answer − other labelled 1, other − answer 0) with per-group weights."""
     xs, ys, ws = [], [], []
     for r in rows:
-        group = items(r, key, pool)
-        vec = {id(f): (np.array([f["x"].get(n, 0.0) for n in names]) - mean) / scale for f in group}
-        pos = [f for f in group if f["label"]]
-        neg = [f for f in group if not f["label"]]
-        if not pos or not neg:
-            continue
-        weight = 1.0 / (len(pos) * len(neg))
-        for p in pos:
-            for q in neg:
-                d = vec[id(p)] - vec[id(q)]
-                xs += [d, -d]
-                ys += [1, 0]
-                ws += [weight, weight]
+        for group in _groups(r, key, pool, in_file):
+            vec = {id(f): (np.array([f["x"].get(n, 0.0) for n in names]) - mean) / scale for f in group}
+            pos = [f for f in group if f["label"]]
+            neg = [f for f in group if not f["label"]]
+            if not pos or not neg:
+                continue
+            weight = 1.0 / (len(pos) * len(neg))
+            for p in pos:
+                for q in neg:
+                    d = vec[id(p)] - vec[id(q)]
+                    xs += [d, -d]
+                    ys += [1, 0]
+                    ws += [weight, weight]
     return np.array(xs), np.array(ys), np.array(ws)
 
 
-def fit(rows: list[dict], key: str, names: list[str], pool: int, c: float) -> LinearModel:
-    """The pairwise model of `key` (`files` or `defs`) fitted on `rows`."""
+def fit(rows: list[dict], key: str, names: list[str], pool: int, c: float, in_file: bool = False) -> LinearModel:
+    """The pairwise model of `key` (`files` or `defs`) fitted on `rows` (definitions paired only inside their file
+    with `in_file`)."""
     mean, scale = standardize([f["x"] for r in rows for f in items(r, key, pool)], names)
-    x, y, w = pairs(rows, key, names, np.array(mean), np.array(scale), pool)
+    x, y, w = pairs(rows, key, names, np.array(mean), np.array(scale), pool, in_file)
     if not len(x):
         raise SystemExit(f"the training dumps hold no {key} answer beside another item inside the pool: nothing to fit")
     model = LogisticRegression(C=c, fit_intercept=False, max_iter=3000)
@@ -96,16 +113,46 @@ def file_order(r: dict, model: LinearModel | None) -> list[str]:
     return [f["path"] for _, f in head] + [f["path"] for f in files[model.pool:]]
 
 
-def function_order(r: dict, model: LinearModel | None) -> list[str]:
+def function_order(r: dict, model: LinearModel | None, in_file: bool = False) -> list[str]:
     """The ranking's own function list, or the function model's order of the kept definitions, the prime suspect's
-    two best first (as `citation_order` cites them)."""
+    two best first (as `citation_order` cites them); with `in_file` each file's definitions are reordered inside
+    the places the ranking gave that file (`RankConfig.learned_in_file`)."""
     if model is None:
         return r["current"]
+    if in_file:
+        return in_file_order(r, model)
     group = items(r, "defs", model.pool)
     first = [d for d in group if d["x"].get("file_pos", 0.0) == 0.0]
     first.sort(key=lambda d: -model.score(d["x"]))
     rest = sorted((d for d in group if d not in first[:2]), key=lambda d: -model.score(d["x"]))
     return list(dict.fromkeys(d["entity"] for d in first[:2] + rest))
+
+
+def in_file_order(r: dict, model: LinearModel) -> list[str]:
+    """The ranking's own function list with each file's kept definitions in the model's order, in the places the
+    ranking gave that file."""
+    group = items(r, "defs", model.pool)
+    current = r["current"]
+    queues: dict[str, list[str]] = defaultdict(list)
+    for d in sorted(group, key=lambda d: -model.score(d["x"])):
+        if d["entity"] in current and d["entity"] not in queues[d["entity"].partition(":")[0]]:
+            queues[d["entity"].partition(":")[0]].append(d["entity"])
+    reordered = {e for queue in queues.values() for e in queue}
+    return [queues[e.partition(":")[0]].pop(0) if e in reordered else e for e in current]
+
+
+def prime_first(rows: list[dict], model: LinearModel | None) -> dict[str, float]:
+    """How often the prime suspect's first kept definition is a gold one, over the instances where one of its kept
+    definitions is (what the first cited line depends on)."""
+    hits = total = 0
+    for r in rows:
+        group = items(r, "defs", 1)
+        if not any(d["label"] for d in group):
+            continue
+        total += 1
+        best = max(group, key=lambda d: model.score(d["x"])) if model else group[0]
+        hits += best["label"]
+    return {"prime_first": hits / (total or 1), "n": float(total)}
 
 
 def file_scores(rows: list[dict], model: LinearModel | None) -> dict[str, float]:
@@ -127,11 +174,13 @@ def _locagent(ranked: list[str], gold: list[str], k: int) -> bool:
     return sum(any(entity_matches(p, g) for p in top) for g in gold) >= min(k, len(gold))
 
 
-def function_scores(rows: list[dict], model: LinearModel | None) -> dict[str, float]:
-    """LocAgent function Acc@5 / Acc@10 (the first k hold min(k, gold) gold functions)."""
+def function_scores(rows: list[dict], model: LinearModel | None, in_file: bool = False) -> dict[str, float]:
+    """LocAgent function Acc@5 / Acc@10 (the first k hold min(k, gold) gold functions), and with `in_file` how often
+    the prime suspect's first definition is a gold one (`prime_first`)."""
     n = len(rows) or 1
-    ranked = [(function_order(r, model), r["gold"]) for r in rows]
-    return {f"acc{k}": sum(_locagent(o, g, k) for o, g in ranked) / n for k in (5, 10)}
+    ranked = [(function_order(r, model, in_file), r["gold"]) for r in rows]
+    out = {f"acc{k}": sum(_locagent(o, g, k) for o, g in ranked) / n for k in (5, 10)}
+    return out | ({"prime_first": prime_first(rows, model)["prime_first"]} if in_file else {})
 
 
 def report(name: str, rows: list[dict], model: LinearModel,

@@ -108,6 +108,10 @@ class RankConfig:
     learned_functions: bool = False
     """Order the best files' definitions (what the report cites, and the function ranking) with the learned
     function model instead of the definition BM25 and the file ratio."""
+    learned_in_file: bool = False
+    """The function model orders each file's definitions only: every place keeps its fused score, so how the
+    files' definitions interleave in the citations stays the fusion's (`learned_functions` on; measured, and
+    off: docs/offline.md, "The learned reranker")."""
     ranker: str = ""
     """The learned models' file (empty: the shipped `funnel/localize/ranker.json`)."""
     cite_file_power: float = 4.0

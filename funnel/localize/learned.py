@@ -35,8 +35,10 @@ from funnel.localize.candidates import (
     RankConfig,
     report_title,
 )
-from funnel.localize.corpus import Corpus
+from funnel.localize.corpus import Corpus, tokenize
+from funnel.localize.reasoning import named_items
 from funnel.localize.signals import is_doc, is_test, is_tooling
+from repomap.focus import Focus
 
 __all__ = ("DEFAULT_RANKER", "FILE_FEATURES", "FUNCTION_FEATURES", "SIGNAL_PARTS", "LearnedRanker", "LinearModel",
            "RankerFileError", "definition_features", "definition_rows", "file_features", "keep_slots", "load_ranker",
@@ -60,7 +62,8 @@ FILE_FEATURES: tuple[str, ...] = (
 
 FUNCTION_FEATURES: tuple[str, ...] = (
     "sym_ratio", "sym_pos", "file_pos", "file_ratio", "log_lines", "evidence", "named", "in_title", "nested",
-    "dunder", "kind_function", "kind_method", "kind_class",
+    "dunder", "kind_function", "kind_method", "kind_class", "name_share", "private",
+    "body_named",
 )
 """Every feature of the function model."""
 
@@ -137,11 +140,12 @@ def file_features(cand: Candidate, position: int, top_score: float, corpus: Corp
 
 
 def definition_features(sym: CandidateSymbol, position: int, file_position: int, file_ratio: float,
-                        best: float, title: str, words: set[str]) -> dict[str, float]:
+                        best: float, title: str, words: set[str], terms: frozenset[str] = frozenset()) -> dict[str, float]:
     """The function model's features of a file's definition at `position` of the file's own order, the file at
     `file_position` with score `file_ratio` of the first's; `best` is the file's best definition score, `words`
-    the report's identifiers."""
+    the report's identifiers, `terms` its terms (`tokenize`)."""
     span = sym.span
+    parts = set(tokenize(span.name))
     values = {
         "sym_ratio": sym.score / best if best > 0 else 0.0, "sym_pos": math.log1p(position),
         "file_pos": math.log1p(file_position), "file_ratio": file_ratio,
@@ -149,6 +153,8 @@ def definition_features(sym: CandidateSymbol, position: int, file_position: int,
         "named": float(span.name in words),
         "in_title": float(bool(re.search(rf"\b{re.escape(span.name)}\b", title))),
         "nested": float(span.qualname.count(".")), "dunder": float(span.name.startswith("__")),
+        "name_share": len(parts & terms) / len(parts) if parts else 0.0,
+        "private": float(span.name.startswith("_") and not span.name.startswith("__")),
     }
     for kind in _KINDS:
         values[f"kind_{kind}"] = float(span.kind == kind)
@@ -194,29 +200,53 @@ def keep_slots(candidates: list[Candidate], slots: list[tuple[float, float]]) ->
         cand.score, cand.lift = score, lift
 
 
-def definition_rows(candidates: list[Candidate], text: str,
-                    files: int) -> Iterator[tuple[Candidate, CandidateSymbol, dict[str, float]]]:
-    """Each definition of the best `files` candidates, in their order, with its function-model features."""
+def definition_rows(candidates: list[Candidate], text: str, files: int,
+                    corpus: Corpus | None = None) -> Iterator[tuple[Candidate, CandidateSymbol, dict[str, float]]]:
+    """Each definition of the best `files` candidates, in their order, with its function-model features (those
+    reading a definition's body only with the `corpus`)."""
     top = candidates[:files]
     if not top:
         return
     title = report_title(text)
     words = set(_WORD.findall(text))
+    terms = frozenset(tokenize(text))
+    focus = Focus.from_text(text)
+    named = named_items(list(focus.code_identifiers), list(focus.options), set())
     best_file = (top[0].score - top[0].lift) or 1.0
     for k, cand in enumerate(top):
         best = cand.symbols[0].score if cand.symbols else 1.0
         ratio = max(cand.score - cand.lift, 0.0) / best_file
+        lines = corpus.texts[cand.path].split("\n") if corpus is not None and cand.path in corpus.by_path else []
         for n, sym in enumerate(cand.symbols):
-            yield cand, sym, definition_features(sym, n, k, ratio, best, title, words)
+            values = definition_features(sym, n, k, ratio, best, title, words, terms)
+            values["body_named"] = _body_named(lines, sym, named)
+            yield cand, sym, values
 
 
-def order_definitions(candidates: list[Candidate], text: str, model: LinearModel) -> None:
+def _body_named(lines: list[str], sym: CandidateSymbol, named: dict[str, float]) -> float:
+    """How much of what the report writes as code the definition's body uses (its own name aside): the log of
+    one plus the summed `named_items` weights."""
+    if not lines or not named:
+        return 0.0
+    body = "\n".join(lines[sym.span.start_line: sym.span.end_line])
+    used = set(_WORD.findall(body)) & named.keys()
+    used.discard(sym.span.name)
+    return math.log1p(sum(named[n] for n in used))
+
+
+def order_definitions(candidates: list[Candidate], text: str, model: LinearModel, corpus: Corpus | None = None,
+                      *, in_file: bool = False) -> None:
     """Score the definitions of the best `model.pool` candidates with the function model (`CandidateSymbol.learned`)
-    and order each file's definitions by it."""
-    for _, sym, values in definition_rows(candidates, text, model.pool):
+    and order each file's definitions by it; `in_file` gives each place the fused score it had (the model then
+    decides only the order inside a file, not across files)."""
+    for _, sym, values in definition_rows(candidates, text, model.pool, corpus):
         sym.learned = model.score(values)
     for cand in candidates[: model.pool]:
+        slots = [sym.score for sym in cand.symbols]
         cand.symbols.sort(key=lambda sym: -(sym.learned or 0.0))
+        if in_file:
+            for sym, score in zip(cand.symbols, slots):
+                sym.score, sym.learned = score, None
 
 
 def _model(data: Any, source: str, key: str, known: Sequence[str]) -> LinearModel | None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 import pytest
 
-from bench.fit_ranker import file_scores, fit
+from bench.fit_ranker import file_scores, fit, function_scores, in_file_order, items
+from bench.function_features import line_entities
 from bench.rank_features import dump_line
 from funnel.localize.candidates import (
     Candidate,
@@ -24,6 +26,7 @@ from funnel.localize.learned import (
     LearnedRanker,
     LinearModel,
     RankerFileError,
+    definition_rows,
     keep_slots,
     load_ranker,
     order_definitions,
@@ -174,6 +177,31 @@ def test_the_function_model_orders_each_files_definitions_and_the_citations_foll
     assert cited == [("a.py", "long_one"), ("b.py", "helper"), ("a.py", "short")]
 
 
+def test_in_file_the_function_model_reorders_a_files_definitions_but_each_place_keeps_its_score():
+    short, long_, other = _sym("short", 1, 2, 1.0), _sym("long_one", 10, 90, 0.5), _sym("helper", 1, 60, 0.9)
+    cands = [Candidate("a.py", 2.0, symbols=[short, long_]), Candidate("b.py", 1.0, symbols=[other])]
+    order_definitions(cands, "title\nbody", _model(FUNCTION_FEATURES, log_lines=1.0), in_file=True)
+    assert [(s.span.name, s.score, s.learned) for s in cands[0].symbols] == [("long_one", 1.0, None), ("short", 0.5, None)]
+    ranking = CandidateRanking(cands, 0.5, {}, RankConfig(cite_prime_first=1))
+    cited = [(c.path, h.span.name) for c, h in citation_order(ranking, files=2, entities=3)]
+    assert cited == [("a.py", "long_one"), ("a.py", "short"), ("b.py", "helper")]  # the fusion's interleaving
+
+
+def test_definition_features_read_the_names_the_report_writes_in_the_body_and_in_the_name(tmp_path):
+    files = {"src/conf.py": "def load(path):\n    data = read(path)\n    return data['max_retries']\n\n\n"
+                            "def _merge_retries(a, b):\n    return a\n"}
+    corpus = _corpus(tmp_path, files)
+    load, merge = _sym("load", 1, 3, 1.0), _sym("_merge_retries", 6, 7, 0.8)
+    cands = [Candidate("src/conf.py", 1.0, symbols=[load, merge])]
+    text = "Retries are lost\n\n`max_retries` from the file is ignored by `load`."
+    rows = {sym.span.name: values for _, sym, values in definition_rows(cands, text, 1, corpus)}
+    assert rows["load"]["body_named"] > 0 == rows["_merge_retries"]["body_named"]
+    assert rows["_merge_retries"]["private"] == 1.0 and rows["load"]["private"] == 0.0
+    assert rows["_merge_retries"]["name_share"] == pytest.approx(1 / 3)  # of _merge_retries, merge, retries
+    assert rows["load"]["name_share"] == 1.0
+    assert all(values["body_named"] == 0.0 for _, _, values in definition_rows(cands, text, 1))  # no corpus
+
+
 def _row(label_first: bool, split: str = "tune") -> dict:
     good = {"path": "a.py", "label": 1, "x": {"symbol": 1.0, "fused_rank": 0.7}}
     bad = {"path": "b.py", "label": 0, "x": {"file": 1.0}}
@@ -187,6 +215,41 @@ def test_fit_learns_the_feature_that_marks_the_changed_file():
     assert weight["symbol"] > 0 > weight["file"]
     assert file_scores(rows, None)["acc1"] == 0.5
     assert file_scores(rows, model)["acc1"] == 1.0
+
+
+def _defs_row(gold_second: bool, split: str = "tune") -> dict:
+    """Two files of three kept definitions; the changed one is `a.py:fix`, marked by `private`."""
+    names = ["a.py:top", "a.py:fix", "a.py:other"] if gold_second else ["a.py:fix", "a.py:top", "a.py:other"]
+    defs = [{"entity": e, "label": int(e == "a.py:fix"),
+             "x": {"sym_pos": round(math.log1p(k), 4)} | ({"private": 1.0} if e == "a.py:fix" else {})}
+            for k, e in enumerate(names)]
+    defs += [{"entity": f"b.py:f{k}", "label": 0, "x": {"file_pos": 0.6931, "sym_pos": round(math.log1p(k), 4)}}
+             for k in range(3)]
+    current = [names[0], names[1], "b.py:f0", names[2], "b.py:f1", "b.py:f2"]
+    return {"id": "x", "split": split, "gold": ["a.py:fix"], "current": current, "defs": defs}
+
+
+def test_the_in_file_fit_learns_which_definition_of_a_file_goes_first_and_keeps_each_files_places():
+    rows = [_defs_row(k % 2 == 0) for k in range(20)]
+    model = fit(rows, "defs", list(FUNCTION_FEATURES), pool=10, c=1.0, in_file=True)
+    assert dict(zip(model.names, model.weights))["private"] > 0
+    assert function_scores(rows, None, in_file=True)["prime_first"] == 0.5
+    assert function_scores(rows, model, in_file=True)["prime_first"] == 1.0
+    assert in_file_order(rows[0], model) == ["a.py:fix", "a.py:top", "b.py:f0", "a.py:other", "b.py:f1", "b.py:f2"]
+
+
+def test_the_fit_reads_a_definitions_place_back_exactly_from_its_rounded_feature():
+    row = {"defs": [{"entity": f"a.py:f{k}", "label": 0, "x": {"sym_pos": round(math.log1p(k), 4)}} for k in range(8)]}
+    assert [d["entity"] for d in items(row, "defs", 10)] == [f"a.py:f{k}" for k in range(6)]  # log1p(6) rounds down
+
+
+def test_a_set_without_function_gold_labels_the_innermost_definition_holding_a_changed_line(tmp_path):
+    files = {"src/q.py": "class Queue:\n    def push(self, x):\n        self.items.append(x)\n\n"
+                         "    def pop(self):\n        return self.items.pop()\n"}
+    corpus = _corpus(tmp_path, files)
+    row = {"instance_id": "x-1", "repo": "owner/repo", "base_commit": "abc1234", "problem_statement": "q.py breaks",
+           "gold_files": ["src/q.py"], "gold_line_ranges": {"src/q.py": [[3, 3], [6, 6]]}}
+    assert line_entities(corpus, row) == ["src/q.py:Queue.push", "src/q.py:Queue.pop"]
 
 
 def test_a_feature_dump_writes_the_error_of_a_broken_instance_and_goes_on():
