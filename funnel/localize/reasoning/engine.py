@@ -15,6 +15,7 @@ and the writer keeps its plain, lower-confidence text.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
@@ -159,19 +160,25 @@ def _finding(path: str, line: int, lines: list[str], symbol: str, kind: ErrorKin
                    suggestion=_fill(shape.suggestion, words) if shape.suggestion else "", score=score)
 
 
-def _line_roles(root: Node, first: int, last: int) -> dict[int, str]:
-    """Line → the strongest role a node starting on it gives it (`compared` > `returned` > `passed`)."""
-    roles: dict[int, str] = {}
+def _overlapping(root: Node, first: int, last: int) -> Iterator[Node]:
+    """Every node of the tree with a line in [first, last]."""
     stack = [root]
     while stack:
         node = stack.pop()
-        s, e = node.start_point[0] + 1, node.end_point[0] + 1
-        if e < first or s > last:
+        if node.end_point[0] + 1 < first or node.start_point[0] + 1 > last:
             continue
+        yield node
+        stack.extend(node.children)
+
+
+def _line_roles(root: Node, first: int, last: int) -> dict[int, str]:
+    """Line → the strongest role a node starting on it gives it (`compared` > `returned` > `passed`)."""
+    roles: dict[int, str] = {}
+    for node in _overlapping(root, first, last):
+        s = node.start_point[0] + 1
         role = _ROLE.get(node.type)
         if role and _ROLE_FACTOR[role] > _ROLE_FACTOR[roles.get(s, "")]:
             roles[s] = role
-        stack.extend(node.children)
     return roles
 
 
@@ -180,17 +187,12 @@ def _prose_columns(root: Node, lines: list[str], first: int, last: int) -> dict[
     comments and docstrings. A docstring's `>>>` example or a trailing comment names the report's words, yet the
     fix changes code."""
     out: dict[int, int] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        s, e = node.start_point[0] + 1, node.end_point[0] + 1
-        if e < first or s > last:
-            continue
+    for node in _overlapping(root, first, last):
         docstring = (node.type == "expression_statement" and node.named_child_count == 1
                      and node.named_children[0].type in _DOCSTRING)
         if "comment" not in node.type and not docstring:
-            stack.extend(node.children)
             continue
+        s, e = node.start_point[0] + 1, node.end_point[0] + 1
         out.update(dict.fromkeys(range(s + 1, e + 1), 0))
         head = lines[s - 1].encode() if 0 < s <= len(lines) else b""
         column = 0 if not head[: node.start_point[1]].strip() else node.start_point[1]
