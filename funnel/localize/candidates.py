@@ -136,7 +136,8 @@ class CandidateSymbol:
     reasons: list[str] = field(default_factory=list)
     """Evidence that pointed here."""
     learned: float | None = None
-    """The learned function model's score (`RankConfig.learned_functions`), else None."""
+    """The learned function model's score (`RankConfig.learned_functions`, ordering across files), else None (also
+    with `learned_in_file`: the place keeps its fused score)."""
 
 
 @dataclass
