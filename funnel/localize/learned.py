@@ -62,8 +62,7 @@ FILE_FEATURES: tuple[str, ...] = (
 
 FUNCTION_FEATURES: tuple[str, ...] = (
     "sym_ratio", "sym_pos", "file_pos", "file_ratio", "log_lines", "evidence", "named", "in_title", "nested",
-    "dunder", "kind_function", "kind_method", "kind_class", "name_share", "private",
-    "body_named",
+    "dunder", "kind_function", "kind_method", "kind_class", "name_share", "private", "body_named",
 )
 """Every feature of the function model."""
 
