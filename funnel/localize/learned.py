@@ -8,7 +8,9 @@ Two models, each `weights · features`, both optional:
   its size and depth, and where the fusion put it.
 - **functions**: orders the definitions of the best `pool` files (which the report cites, and the deeper
   function ranking). Its features are the definition's own score and place in its file, its file's score and
-  place, its size, kind and nesting, and whether the report names it or points into it.
+  place, its size, kind and nesting, and whether the report names it, points into it or uses its names in the
+  body. With `RankConfig.learned_in_file` it orders only inside each file, every place keeping its fused score
+  (`bench/fit_in_file.py` fits a model for that; measured, and off).
 
 Both are fitted by `bench/fit_ranker.py` as pairwise logistic regressions (a RankNet with no hidden layer) on
 pairs of "what the fix changed" and "what it did not" from fix commits of public repositories that are not in
