@@ -72,6 +72,11 @@ async def _timeline(request: Request, investigation_id: int) -> view.Timeline:
     return view.timeline_of(e.data | {"kind": e.kind} for e in events)
 
 
+
+def _not_found(request: Request, investigation_id: int) -> Response:
+    """The 404 page of an investigation id that does not exist."""
+    return _error_page(request, 404, "Not found", f"There is no investigation #{investigation_id}.")
+
 @router.get("/investigations/{investigation_id}", response_class=HTMLResponse)
 async def investigation_page(request: Request, investigation_id: int) -> Response:
     """One investigation: diagnosis, cited code, proposed changes, funnel timeline, actions."""
@@ -79,7 +84,7 @@ async def investigation_page(request: Request, investigation_id: int) -> Respons
         detail = await store.get_investigation(s, investigation_id)
         reruns = await dq.reruns_of(s, investigation_id) if detail is not None else []
     if detail is None:
-        return _error_page(request, 404, "Not found", f"There is no investigation #{investigation_id}.")
+        return _not_found(request, investigation_id)
     report: BugReport = detail.report
     status = detail.status.value
     meta = [f"from {report.source.value}"]
@@ -151,11 +156,11 @@ async def cancel_action(request: Request, investigation_id: int) -> Response:
     async with _runtime(request).db.read_session() as s:
         before = await store.get_status(s, investigation_id)
     if before is None:
-        return _error_page(request, 404, "Not found", f"There is no investigation #{investigation_id}.")
+        return _not_found(request, investigation_id)
     try:
         await service.cancel(_runtime(request), investigation_id)
     except service.NotFoundError:
-        return _error_page(request, 404, "Not found", f"There is no investigation #{investigation_id}.")
+        return _not_found(request, investigation_id)
     msg = "not-running" if before in view.TERMINAL else "cancelled"
     return RedirectResponse(f"/investigations/{investigation_id}?msg={msg}", status_code=303)
 
@@ -170,7 +175,7 @@ async def rerun_action(request: Request, investigation_id: int) -> Response:
     try:
         accepted = await service.rerun(_runtime(request), investigation_id, context)
     except service.NotFoundError:
-        return _error_page(request, 404, "Not found", f"There is no investigation #{investigation_id}.")
+        return _not_found(request, investigation_id)
     return RedirectResponse(f"/investigations/{accepted.id}?msg=rerun", status_code=303)
 
 
@@ -187,5 +192,5 @@ async def feedback_action(request: Request, investigation_id: int) -> Response:
     try:
         await service.give_feedback(_runtime(request), investigation_id, verdict, note)
     except service.NotFoundError:
-        return _error_page(request, 404, "Not found", f"There is no investigation #{investigation_id}.")
+        return _not_found(request, investigation_id)
     return RedirectResponse(f"/investigations/{investigation_id}?msg=feedback#act-h", status_code=303)
