@@ -29,7 +29,7 @@ from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.evaluation.metrics import entity_matches
+from app.evaluation.metrics import entity_matches, split_entity
 from funnel.localize.learned import (
     FILE_FEATURES,
     FUNCTION_FEATURES,
@@ -67,7 +67,7 @@ def _groups(row: dict, key: str, pool: int, in_file: bool) -> list[list[dict]]:
         return [group]
     by_file: dict[str, list[dict]] = defaultdict(list)
     for d in group:
-        by_file[d["entity"].partition(":")[0]].append(d)
+        by_file[split_entity(d["entity"])[0]].append(d)
     return list(by_file.values())
 
 
@@ -122,7 +122,7 @@ def function_order(r: dict, model: LinearModel | None, in_file: bool = False) ->
     if in_file:
         return in_file_order(r, model)
     group = items(r, "defs", model.pool)
-    first = [d for d in group if d["x"].get("file_pos", 0.0) == 0.0]
+    first = [d for d in group if _place(d, "file_pos") == 0]
     first.sort(key=lambda d: -model.score(d["x"]))
     rest = sorted((d for d in group if d not in first[:2]), key=lambda d: -model.score(d["x"]))
     return list(dict.fromkeys(d["entity"] for d in first[:2] + rest))
@@ -135,10 +135,11 @@ def in_file_order(r: dict, model: LinearModel) -> list[str]:
     current = r["current"]
     queues: dict[str, list[str]] = defaultdict(list)
     for d in sorted(group, key=lambda d: -model.score(d["x"])):
-        if d["entity"] in current and d["entity"] not in queues[d["entity"].partition(":")[0]]:
-            queues[d["entity"].partition(":")[0]].append(d["entity"])
+        queue = queues[split_entity(d["entity"])[0]]
+        if d["entity"] in current and d["entity"] not in queue:
+            queue.append(d["entity"])
     reordered = {e for queue in queues.values() for e in queue}
-    return [queues[e.partition(":")[0]].pop(0) if e in reordered else e for e in current]
+    return [queues[split_entity(e)[0]].pop(0) if e in reordered else e for e in current]
 
 
 def prime_first(rows: list[dict], model: LinearModel | None) -> dict[str, float]:
