@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from app import service, store
 from app.dashboard import queries as dq
-from app.dashboard import view
+from app.dashboard import timeline, view
 from app.dashboard._pages import FLASH as _FLASH
 from app.dashboard._pages import enum_or_none as _enum_or_none
 from app.dashboard._pages import error_page as _error_page
@@ -66,10 +66,10 @@ async def _citations(request: Request, detail: Any) -> list[view.Citation]:
     return await asyncio.to_thread(build)
 
 
-async def _timeline(request: Request, investigation_id: int) -> view.Timeline:
+async def _timeline(request: Request, investigation_id: int) -> timeline.Timeline:
     async with _runtime(request).db.read_session() as s:
         events = await store.trace_events(s, investigation_id)
-    return view.timeline_of(e.data | {"kind": e.kind} for e in events)
+    return timeline.timeline_of(e.data | {"kind": e.kind} for e in events)
 
 
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from app import security, store
-from app.dashboard import charts as _charts, queries, view
+from app.dashboard import charts as _charts, queries, timeline, view
 from app.dashboard.highlight import highlight_lines, language_for
 from app.db import Database
 from schemas import BugReport, Classification, ClassificationResult
@@ -179,7 +179,7 @@ def test_timeline_groups_steps_by_phase_and_attempt_and_counts_tools():
         {"kind": "stop", "reason": "done", "phase": "output", "attempt": 2},
         {"kind": "status", "status": "done"},
     ]
-    tl = view.timeline_of(events)
+    tl = timeline.timeline_of(events)
     assert [(g.phase, g.attempt) for g in tl.groups] == [
         ("explore", 1), ("deep_dive", 1), ("output", 1), ("deep_dive", 2), ("output", 2),
     ]
@@ -266,7 +266,7 @@ def test_a_late_event_of_the_phase_just_left_does_not_reopen_it():
         {"kind": "tool_call", "tool": "begin_deep_dive", "phase": "explore"},
         {"kind": "tool_call", "tool": "read_range", "phase": "deep_dive"},
     ]
-    tl = view.timeline_of(events)
+    tl = timeline.timeline_of(events)
     assert [g.phase for g in tl.groups] == ["explore", "deep_dive"]
     assert [s.title for s in tl.groups[1].steps] == ["explore → deep_dive", "begin_deep_dive", "read_range"]
 
