@@ -95,6 +95,9 @@ class RankConfig:
     """Top candidates given their ranked definitions."""
     symbols_kept: int = 6
     """Ranked definitions kept per detailed candidate."""
+    test_definitions: bool = True
+    """Scale the score of a test written inside a code file (`signals.is_test_definition`: a Rust `mod tests`, a
+    `test_*` function) by `test_factor`, as a test file's is: the fix goes into the code the test exercises."""
     learned_files: bool = True
     """Reorder the best files with the learned file model (`funnel.localize.learned`, fitted on real fix commits)
     after the fusion and the lifts, when the prime suspect is written in one of `learned_languages`."""

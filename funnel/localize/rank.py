@@ -41,6 +41,8 @@ from funnel.localize.signals import (
     Report,
     is_code,
     is_prose_word,
+    is_test,
+    is_test_definition,
     path_factor,
 )
 from funnel.localize.term_cache import default_cache_dir
@@ -139,7 +141,10 @@ def rank(
     for cand in candidates[: config.detailed]:
         i = corpus.by_path[cand.path]
         spans = docs[i].symbols
-        syms = _prefer_members(spans, sorted(per_file_syms.get(i, []), key=lambda x: -x[0]))[: config.symbols_kept]
+        scored = per_file_syms.get(i, [])
+        if config.test_definitions and not is_test(cand.path):
+            scored = [(sc * config.test_factor if is_test_definition(spans[j].qualname) else sc, j) for sc, j in scored]
+        syms = _prefer_members(spans, sorted(scored, key=lambda x: -x[0]))[: config.symbols_kept]
         cand.symbols = [CandidateSymbol(spans[j], s, ev.sym_reasons.get((i, j), [])) for s, j in syms]
     if models is not None and config.learned_functions and models.functions is not None:
         order_definitions(candidates, text, models.functions, corpus, in_file=config.learned_in_file)

@@ -19,7 +19,7 @@ from funnel.localize.corpus import Corpus, FileDoc
 from funnel.localize.evidence import literal_keys
 from repomap.focus import Focus, PathMatcher, module_candidates, resolve_frames
 
-__all__ = ("SIGNALS", "Evidence", "Report", "is_code", "is_doc", "is_prose_word", "is_test", "is_tooling",
+__all__ = ("SIGNALS", "Evidence", "Report", "is_code", "is_doc", "is_prose_word", "is_test", "is_test_definition", "is_tooling",
            "path_factor")
 
 _TEST_PATH = re.compile(
@@ -36,11 +36,19 @@ _TOOLING_PATH = re.compile(
 configuration."""
 _NON_CODE = re.compile(r"\.(?:txt|rst|md|json|ya?ml|toml|cfg|ini|html|css|svg|csv|lock|xml|pyi)$|\.d\.[cm]?ts$")
 _MIN_MENTION_LEN = 4
+_TEST_MODULES = frozenset({"test", "tests"})
 
 
 def is_test(path: str) -> bool:
     """A test file, by its path."""
     return bool(_TEST_PATH.search(path))
+
+
+def is_test_definition(qualname: str) -> bool:
+    """A test written inside a code file, by its qualified name: a `test_*` function or anything in a `tests`
+    module (Rust's `#[cfg(test)] mod tests`)."""
+    parts = qualname.split(".")
+    return parts[-1] == "tests" or parts[-1].startswith("test_") or any(p in _TEST_MODULES for p in parts[:-1])
 
 
 def is_doc(path: str) -> bool:

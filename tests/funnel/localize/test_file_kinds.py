@@ -7,7 +7,8 @@ import pytest
 
 from funnel.localize.corpus import Corpus, is_generated
 from funnel.localize.rank import RankConfig, rank
-from funnel.localize.signals import is_doc, is_tooling
+from funnel.localize.signals import is_doc, is_test_definition, is_tooling
+from repomap import build_repo_map
 from repomap.focus import Focus
 from tests.funnel.localize.test_offline_rank import _make
 
@@ -93,3 +94,27 @@ def test_a_script_that_renders_a_theme_ranks_below_the_card_the_report_is_about(
     unweighted = [c.path for c in rank(corpus, text, Focus.from_text(text), config=RankConfig(tooling_factor=1.0)).candidates]
     assert unweighted[0] == "scripts/preview-theme.js"
     assert paths[0] == "src/cards/stats-card.js"
+
+
+def test_a_unit_test_inside_a_source_file_ranks_below_the_code_it_tests(tmp_path):
+    source = (
+        "pub fn spawn_local(task: Task) -> JoinHandle {\n    let set = current_local_set().expect(\"no LocalSet\");\n"
+        "    set.spawn(task)\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn panics_outside_local_set() {\n"
+        "        // outside a LocalSet, spawning panics: no LocalSet, no spawning\n"
+        "        let r = std::panic::catch_unwind(|| spawn_local(task()));\n        assert!(r.is_err());\n    }\n}\n"
+    )
+    root = _make(tmp_path, {"src/task/local.rs": source})
+    corpus = Corpus.build(root, ["src/task/local.rs"], definitions=build_repo_map(root).definitions)
+    text = "Spawning panics outside a LocalSet\n\nSpawning a task outside a LocalSet panics: no LocalSet is running."
+    first = rank(corpus, text, Focus.from_text(text)).candidates[0].symbols
+    plain = rank(corpus, text, Focus.from_text(text), config=RankConfig(test_definitions=False)).candidates[0].symbols
+    assert plain[0].span.qualname == "tests.panics_outside_local_set"
+    assert first[0].span.qualname == "spawn_local"
+
+
+def test_test_definitions_are_told_by_their_name_or_their_tests_module():
+    assert is_test_definition("tests.local_current_thread_scheduler")
+    assert is_test_definition("Parser.test_two_digit_year")
+    assert not is_test_definition("testing_mode") and not is_test_definition("Tester.run")
+    assert is_test_definition("tests")
+    assert not is_test_definition("attest.verify") and not is_test_definition("RegExp.test")
