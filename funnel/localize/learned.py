@@ -201,17 +201,17 @@ def keep_slots(candidates: list[Candidate], slots: list[tuple[float, float]]) ->
         cand.score, cand.lift = score, lift
 
 
-def definition_rows(candidates: list[Candidate], text: str, files: int,
-                    corpus: Corpus | None = None) -> Iterator[tuple[Candidate, CandidateSymbol, dict[str, float]]]:
+def definition_rows(candidates: list[Candidate], text: str, files: int, corpus: Corpus | None = None,
+                    focus: Focus | None = None) -> Iterator[tuple[Candidate, CandidateSymbol, dict[str, float]]]:
     """Each definition of the best `files` candidates, in their order, with its function-model features (those
-    reading a definition's body only with the `corpus`)."""
+    reading a definition's body only with the `corpus`; `focus`: the report's, when the caller has it)."""
     top = candidates[:files]
     if not top:
         return
     title = report_title(text)
     words = set(_WORD.findall(text))
     terms = frozenset(tokenize(text))
-    focus = Focus.from_text(text)
+    focus = focus or Focus.from_text(text)
     named = named_items(list(focus.code_identifiers), list(focus.options), set())
     best_file = (top[0].score - top[0].lift) or 1.0
     for k, cand in enumerate(top):
@@ -236,11 +236,11 @@ def _body_named(lines: list[str], sym: CandidateSymbol, named: dict[str, float])
 
 
 def order_definitions(candidates: list[Candidate], text: str, model: LinearModel, corpus: Corpus | None = None,
-                      *, in_file: bool = False) -> None:
+                      *, in_file: bool = False, focus: Focus | None = None) -> None:
     """Score the definitions of the best `model.pool` candidates with the function model (`CandidateSymbol.learned`)
     and order each file's definitions by it; `in_file` gives each place the fused score it had (the model then
-    decides only the order inside a file, not across files)."""
-    for _, sym, values in definition_rows(candidates, text, model.pool, corpus):
+    decides only the order inside a file, not across files; `focus`: the report's, when the caller has it)."""
+    for _, sym, values in definition_rows(candidates, text, model.pool, corpus, focus):
         sym.learned = model.score(values)
     for cand in candidates[: model.pool]:
         slots = [sym.score for sym in cand.symbols]

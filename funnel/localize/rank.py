@@ -147,7 +147,8 @@ def rank(
         syms = _prefer_members(spans, sorted(scored, key=lambda x: -x[0]))[: config.symbols_kept]
         cand.symbols = [CandidateSymbol(spans[j], s, ev.sym_reasons.get((i, j), [])) for s, j in syms]
     if models is not None and config.learned_functions and models.functions is not None:
-        order_definitions(candidates, text, models.functions, corpus, in_file=config.learned_in_file)
+        order_definitions(candidates, text, models.functions, corpus, in_file=config.learned_in_file,
+                          focus=focus)
     return CandidateRanking(candidates, confidence, query, config)
 
 
