@@ -17,6 +17,8 @@ _CODE_EXT = frozenset(
     "py pyi pyx js jsx mjs cjs ts tsx go java kt kts scala rs c h cc cpp cxx hpp hh hxx rb php cs swift m mm "
     "lua pl sh cfg ini toml yaml yml json txt rst md html css scss vue".split()
 )
+_SOURCE_EXT = _CODE_EXT - frozenset("cfg ini toml yaml yml json txt rst md html css scss".split())
+"""Extensions of source files: what a link to a line can point into."""
 
 # --- stack-trace frames, one pattern per runtime ---
 _PY_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([^\s\n]+))?')
@@ -36,6 +38,15 @@ _GENERIC_FRAME = re.compile(
     r"(?<![\w/.\"'-])((?:[A-Za-z]:)?[\w./\\-]*[\w-]\.(?:c|h|cc|cpp|cxx|hpp|hh|rb|php|cs|swift|m|mm|lua|go|rs|"
     r"py|js|ts|tsx|jsx|java|kt)):(\d+)(?::\d+)?\b"
 )
+
+# --- links to code lines (a code host's permalink, "line 77 of a/b.py") ---
+_FILE = r"((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,4})"
+_PERMALINK = re.compile(
+    r"https?://[^\s/]+/\S*?/(?:blob|blame|src)/[^\s/]+/([^\s#?)\]>\"'`]+)#(?:L|lines-)(\d+)(?:-L?(\d+))?"
+)
+"""GitHub and GitLab (`/-/blob/`) permalinks with a `#L<n>` or `#L<n>-L<m>` anchor, Bitbucket's `#lines-<n>`."""
+_LINE_OF = re.compile(rf"\bline\s+#?(\d+)\s+(?:of|in)\s+(?:file\s+)?[`'\"]?{_FILE}", re.I)
+_FILE_LINE = re.compile(rf"(?<![\w/.-]){_FILE}[`'\"]?,?\s+(?:at\s+|on\s+)?line\s+#?(\d+)\b", re.I)
 
 # --- other report parts ---
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
@@ -76,6 +87,18 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class CodeLink:
+    """A line of a file the report points at: a code host's permalink or "line N of path" in the prose."""
+
+    path: str
+    """File path as written (a permalink's path inside the repository)."""
+    line: int
+    """First line pointed at."""
+    end_line: int | None = None
+    """Last line of a range (`#L10-L20`), when written."""
+
+
+@dataclass(frozen=True)
 class Focus:
     """The parts of a report that steer ranking; empty means no personalization."""
 
@@ -99,6 +122,8 @@ class Focus:
     """Names brought in by those imports (`from a import X` gives `X`)."""
     options: tuple[str, ...] = ()
     """Command-line options and setting constants (`--verbose`, `DEFAULT_AUTO_FIELD`)."""
+    links: tuple[CodeLink, ...] = ()
+    """Lines of files the reporter points at outside a stack trace: permalinks, "line 77 of a/b.py"."""
 
     @property
     def is_empty(self) -> bool:
@@ -115,10 +140,12 @@ class Focus:
             blocks = tuple(m.group(0).strip("\n") for m in _INDENTED.finditer(text))
         code = "\n".join(blocks)
         inline = [m.group(1).strip() for m in _INLINE_CODE.finditer(text)]
+        links = parse_links(text)
         paths = _unique(
-            m.group(1)
-            for m in _PATH.finditer(text)
-            if m.group(1).rsplit(".", 1)[-1].lower() in _CODE_EXT and not m.group(1)[0].isdigit()
+            [m.group(1)
+             for m in _PATH.finditer(text)
+             if m.group(1).rsplit(".", 1)[-1].lower() in _CODE_EXT and not m.group(1)[0].isdigit()]
+            + [link.path for link in links]
         )
         idents = _unique(m.group(0) for m in _IDENT.finditer(text) if len(m.group(0)) > 2)
         code_idents = _unique(
@@ -140,6 +167,7 @@ class Focus:
             imports=imports,
             imported_names=imported,
             options=options,
+            links=links,
         )
 
 
@@ -189,6 +217,27 @@ def parse_frames(text: str) -> tuple[Frame, ...]:
             add(m.start(), Frame(path, int(m.group(2)), None, "generic"))
     found.sort(key=lambda item: item[0])
     return tuple(frame for _, frame in found)
+
+
+def parse_links(text: str) -> tuple[CodeLink, ...]:
+    """Lines of source files the report points at outside its stack traces, in written order: permalinks
+    (`https://host/o/r/blob/REF/a/b.py#L77-L80`) and prose ("line 77 of a/b.py", "a/b.py, line 77"); a link
+    written twice (also as a shorter path to the same line) is kept once."""
+    prose = strip_frames(text)  # a frame line (`File ".../a.py", line 3`) is the frame's, not a link
+    found: list[tuple[int, CodeLink]] = []
+    for m in _PERMALINK.finditer(prose):
+        end = int(m.group(3)) if m.group(3) else None
+        found.append((m.start(), CodeLink(m.group(1), int(m.group(2)), end)))
+    for m in _LINE_OF.finditer(prose):
+        found.append((m.start(), CodeLink(m.group(2), int(m.group(1)))))
+    for m in _FILE_LINE.finditer(prose):
+        found.append((m.start(), CodeLink(m.group(1), int(m.group(2)))))
+    out: list[CodeLink] = []
+    for _, link in sorted(found, key=lambda item: item[0]):
+        if link.path.rsplit(".", 1)[-1].lower() in _SOURCE_EXT and not any(
+                o.line == link.line and (o.path == link.path or o.path.endswith("/" + link.path)) for o in out):
+            out.append(link)
+    return tuple(out)
 
 
 def strip_frames(text: str) -> str:

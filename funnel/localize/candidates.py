@@ -43,6 +43,9 @@ class RankConfig:
     """Boost of files whose module path a code block imports."""
     w_path: float = 0.6
     """Boost of files whose path the report mentions."""
+    w_link: float = 1.0
+    """Bonus of the definition holding a line the report points at outside a stack trace (a code host's
+    permalink, "line 77 of a/b.py"); the line becomes evidence the report cites."""
     w_module_path: float = 0.3
     """Boost of the module file a fully qualified name of the prose is written under, when the name is defined there
     (`a.b.c.func` → `a/b/c.py`; `com.x.Gson.toJson` → `.../com/x/Gson.java`): the reporter pointing at the code.

@@ -187,6 +187,15 @@ def paths(ev: Evidence, report: Report, weight: float, config: RankConfig) -> No
             ev.bump(ev.corpus.by_path[hit], "path", weight, f"report mentions {p}")
 
 
+def links(ev: Evidence, report: Report, weight: float, config: RankConfig) -> None:
+    """Lines the report points at outside a stack trace (a permalink, "line 77 of a/b.py"): the line, and a bonus
+    for the definition around it (the file itself counts through `paths`)."""
+    for link in report.focus.links:
+        hit = ev.matcher.match(link.path)
+        if hit is not None:
+            ev.point_at(ev.corpus.by_path[hit], link.line, weight, f"the report points at line {link.line}")
+
+
 def imports(ev: Evidence, report: Report, weight: float, config: RankConfig) -> None:
     """Modules imported in the report's code."""
     by_path = ev.corpus.by_path
@@ -306,6 +315,7 @@ Signal = Callable[[Evidence, Report, float, RankConfig], None]
 SIGNALS: tuple[tuple[Signal, str], ...] = (
     (frames, "w_frame"),
     (paths, "w_path"),
+    (links, "w_link"),
     (imports, "w_import"),
     (stems, "w_stem"),
     (constants, "w_constant"),

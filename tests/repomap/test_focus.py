@@ -190,3 +190,24 @@ def test_a_parenthesized_python_import_may_span_lines():
     focus = Focus.from_text("```python\nfrom pkg.mod import (\n    one,\n    two as second,\n)\nvalue = one()\n```")
     assert set(focus.imported_names) == {"one", "two"}
     assert "pkg.mod.two" in focus.imports
+
+
+def test_permalinks_and_prose_line_references_are_links():
+    text = (
+        "The check at https://github.com/acme/tool/blob/0a1b2c3/src/pkg/parse.py#L40-L44 skips empty input.\n"
+        "GitLab: https://gitlab.com/acme/tool/-/blob/main/lib/io.rb#L7 and line 77 of `django/core/templates.py`;\n"
+        "it fails in utils/helpers.js, line 12 too."
+    )
+    links = Focus.from_text(text).links
+    assert [(link.path, link.line, link.end_line) for link in links] == [
+        ("src/pkg/parse.py", 40, 44),
+        ("lib/io.rb", 7, None),
+        ("django/core/templates.py", 77, None),
+        ("utils/helpers.js", 12, None),
+    ]
+    assert "src/pkg/parse.py" in Focus.from_text(text).paths  # a permalink's file counts as a path the report names
+
+
+def test_frame_lines_and_non_code_files_are_not_links():
+    text = PY_TRACE + "\nSee line 3 of notes.txt and https://github.com/o/r/blob/main/README.md#L5."
+    assert Focus.from_text(text).links == ()

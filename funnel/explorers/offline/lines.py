@@ -84,6 +84,12 @@ def _definition(cite: Citation) -> tuple[int, int]:
     return cite.span or (cite.start, cite.end)
 
 
+def _linked_lines(focus: Focus, path: str, start: int, end: int) -> list[int]:
+    """Lines of [start, end] of `path` that the report links to (`Focus.links`: a permalink, "line 77 of a/b.py")."""
+    return [link.line for link in focus.links
+            if (path == link.path or path.endswith("/" + link.path.lstrip("/"))) and start <= link.line <= end]
+
+
 def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[str, float], texts: dict[str, str],
                  config: WriterConfig) -> list[Citation]:
     """The citations with the prime suspect's first range on the line the reasoning selected (or, when no rule
@@ -96,6 +102,10 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
     exclude = {c.symbol.rpartition(".")[2] for c in cites if c.symbol}
     named = named_items(list(focus.code_identifiers), list(focus.options), exclude)
     findings = reason(report, path, source, spans, named=named, terms=terms) if spans else []
+    linked = _linked_lines(focus, path, *spans[0][:2]) if prime and prime[0] == 0 else []
+    if linked:  # the reporter's own pointer into the first definition outranks a rule's choice of line
+        lo, hi = window(linked[0], spans[0][0], spans[0][1], config.first_range_lines)
+        findings = [f for f in findings if f.symbol == spans[0][2] and lo <= f.line <= hi]
     out = list(cites)
     if findings:
         best = findings[0]
@@ -116,6 +126,7 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
         anchor = first.focus_lines[0] if first.focus_lines else best_line(shown, lo, hi, terms)
     first = out[0]
     lo, hi = _definition(first)
+    anchor = linked[0] if linked else anchor
     if anchor is not None:
         first.start, first.end = window(anchor, lo, hi, config.first_range_lines)
         first.focus_lines = [anchor] + [ln for ln in first.focus_lines if ln != anchor and first.start <= ln <= first.end]

@@ -3,7 +3,10 @@ most with the report."""
 
 from __future__ import annotations
 
-from funnel.explorers.offline.lines import best_line
+from funnel.explorers.offline.lines import best_line, narrow_prime
+from funnel.explorers.offline.writer import Citation, WriterConfig
+from repomap.focus import Focus
+from schemas.enums import Role
 
 PARSE = '''def parse_http_date(date):
     """
@@ -37,3 +40,21 @@ def test_a_term_on_every_line_counts_less_than_a_rare_one():
 
 def test_no_shared_term_gives_no_line():
     assert best_line(_shown(PARSE), 1, 11, {"unrelated": 1.0}) is None
+
+
+LONG = "def configure(options):\n" + "".join(f"    step_{n} = options.get('step_{n}')\n" for n in range(1, 40)) + \
+    "    return options\n"
+
+
+def _narrowed(report: str) -> Citation:
+    cite = Citation("pkg/setup.py", 1, 41, "configure", Role.cause, span=(1, 41))
+    return narrow_prime([cite], report, Focus.from_text(report), {"step_5": 1.0}, {"pkg/setup.py": LONG},
+                        WriterConfig())[0]
+
+
+def test_a_line_the_report_links_to_anchors_the_first_range():
+    plain = "`configure` mishandles `step_5`\n\nWith `step_5` set the result is wrong."
+    first = _narrowed(plain)
+    assert first.start <= 6 <= first.end and not first.start <= 33 <= first.end
+    linked = _narrowed(plain + " See https://github.com/acme/setup/blob/main/pkg/setup.py#L33 where it goes wrong.")
+    assert first.end - first.start + 1 <= 15 and linked.start <= 33 <= linked.end and linked.focus_lines[0] == 33

@@ -1,0 +1,54 @@
+"""A line the report links to (a permalink, "line N of path") is evidence: its definition is cited first."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from funnel.localize.citations import affected_entries
+from funnel.localize.corpus import Corpus
+from funnel.localize.rank import RankConfig, rank
+from repomap.focus import Focus
+from tests.funnel.localize.test_offline_rank import _make
+
+REPO = {
+    "pkg/render.py": (
+        "def render_title(card, title):\n"
+        "    text = card.title_prefix + title\n"
+        "    return text.strip()\n"
+        "\n"
+        "\n"
+        "def render_body(card, body):\n"
+        "    lines = body.split(card.separator)\n"
+        "    return [line for line in lines if line]\n"
+    ),
+    "pkg/other.py": "def helper(x):\n    return x\n",
+}
+REPORT = (
+    "Card title rendering drops the separator\n\n"
+    "The card title and body render wrong with a custom card title prefix and a title separator; "
+    "the code is here: https://github.com/acme/cards/blob/5f3e2a1/pkg/render.py#L7\n"
+)
+
+
+def _ranking(root, config: RankConfig):
+    corpus = Corpus.build(root, sorted(REPO))
+    return rank(corpus, REPORT, Focus.from_text(REPORT), config=config)
+
+
+def test_the_linked_line_puts_its_definition_first_and_becomes_evidence(tmp_path):
+    root = _make(tmp_path, REPO)
+    linked = _ranking(root, RankConfig())
+    top = linked.candidates[0]
+    assert top.path == "pkg/render.py" and 7 in top.lines
+    assert affected_entries(linked)[0] == ("pkg/render.py", "render_body")
+    assert "the report points at line 7" in top.symbols[0].reasons
+    unlinked = _ranking(root, replace(RankConfig(), w_link=0.0))
+    assert affected_entries(unlinked)[0] == ("pkg/render.py", "render_title")  # the words alone favour the title
+
+
+def test_a_link_to_a_file_outside_the_tree_changes_nothing(tmp_path):
+    root = _make(tmp_path, REPO)
+    text = REPORT.replace("pkg/render.py#L7", "lib/elsewhere.py#L7")
+    corpus = Corpus.build(root, sorted(REPO))
+    ranking = rank(corpus, text, Focus.from_text(text), config=RankConfig())
+    assert all(not c.lines for c in ranking.candidates)
