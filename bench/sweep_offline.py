@@ -5,9 +5,11 @@
     .venv/bin/python bench/sweep_offline.py --map --split tune '{"base": {"cite_file_power": 0}, "m4": {}}'
     .venv/bin/python bench/sweep_offline.py --map --split tune '{"base": {"w_history": 0}, "f70": {"history": {"min_similarity": 70}}}'
 
-Prints file Acc@1, file Acc@5 and function Acc@5 per variant, with the instances whose function Acc@5 and whose
-file Acc@5 differ from the first variant's (pattern definitions, no repo map, like
-`tune_offline.py --no-map`; with `--map` the repo map's definitions and PageRank, like the harness).
+Prints file Acc@1, file Acc@5, function Acc@5, LocAgent function Acc@10 (`ranked_locations`, as the eval records
+it) and how often the first cited definition is one the fix changed (`prime_definition`: where the cited lines
+start) per variant, with the instances each figure gains or loses against the first variant (pattern definitions,
+no repo map, like `tune_offline.py --no-map`; with `--map` the repo map's definitions and PageRank, like the
+harness).
 A variant's "history" entry overrides `HistoryConfig` (the past commits of the instance's mirror up to its base
 commit, as the eval passes them). Gold fields are read only to score.
 """
@@ -23,20 +25,51 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.evaluation.metrics import function_acc_at_k, gold_entities  # noqa: E402
+from app.evaluation import locagent  # noqa: E402
+from app.evaluation.metrics import entity_matches, function_acc_at_k, gold_entities  # noqa: E402
 from bench._trees import ensure_tree, mirror_git_dir  # noqa: E402
 from bench.tune_offline import walk  # noqa: E402
-from funnel.localize.corpus import Corpus, default_cache_dir  # noqa: E402
+from funnel.localize.corpus import Corpus  # noqa: E402
+from funnel.localize.term_cache import default_cache_dir  # noqa: E402
 from funnel.localize.history import HistoryConfig, history_scores  # noqa: E402
-from funnel.localize.citations import affected_entries  # noqa: E402
+from funnel.localize.citations import affected_entries, ranked_locations  # noqa: E402
 from funnel.localize.rank import RankConfig, rank  # noqa: E402
 from repomap import build_repo_map  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 
 
-def _changes(ids: list[str], base: list[float], mine: list[float]) -> tuple[list[str], list[str]]:
+_FIGURES = ("file_acc1", "file_acc5", "fn_acc5", "locagent_fn_acc10", "prime_definition")
+"""What each variant is scored on, per instance (None where the instance has no gold at that level)."""
+
+
+def _changes(ids: list[str], base: list[float | None], mine: list[float | None]) -> tuple[list[str], list[str]]:
     """The ids whose per-instance score `mine` raises / lowers against `base` (booleans count as 0 / 1)."""
-    return ([i for i, a, b in zip(ids, base, mine) if b > a], [i for i, a, b in zip(ids, base, mine) if b < a])
+    pairs = [(i, a or 0, b or 0) for i, a, b in zip(ids, base, mine)]
+    return [i for i, a, b in pairs if b > a], [i for i, a, b in pairs if b < a]
+
+
+def _figures(ranking, corpus: Corpus, row: dict) -> dict[str, float | None]:
+    """One instance's figures (`_FIGURES`): strict file Acc@1 / @5 and function Acc@5 of the cited order, LocAgent
+    function Acc@10 of the deeper ranking, and whether the first cited definition is one the fix changed (where
+    the cited lines start)."""
+    gold_fns = gold_entities(row.get("gold_functions") or {})
+    files = [c.path for c in ranking.candidates[:5]]
+    syms = list(dict.fromkeys(f"{p}:{s}" for p, s in affected_entries(ranking) if s))[:5]
+    deep = [locagent.entity(f) for f in ranked_locations(ranking, corpus).functions]
+    return {
+        "file_acc1": float(all(g in files[:1] for g in row["gold_files"])),
+        "file_acc5": float(all(g in files for g in row["gold_files"])),
+        "fn_acc5": function_acc_at_k(syms, gold_fns) if gold_fns else None,
+        "locagent_fn_acc10": locagent.acc_at_k(
+            deep, locagent.gold_functions(row.get("gold_entities") or row.get("gold_functions") or {}), 10),
+        "prime_definition": float(bool(syms) and any(entity_matches(syms[0], g) for g in gold_fns))
+        if gold_fns else None,
+    }
+
+
+def _mean(values: list[float | None]) -> float:
+    known = [v for v in values if v is not None]
+    return round(sum(known) / (len(known) or 1), 3)
 
 
 def main() -> None:
@@ -60,10 +93,7 @@ def main() -> None:
         if unknown:
             parser.error(f"--ids: not in the {args.split} split: {', '.join(sorted(unknown))}")
         rows = [r for r in rows if r["instance_id"] in wanted]
-    totals = {name: [0, 0, 0.0, 0] for name in configs}  # acc1, acc5, fn5 sum, instances with gold functions
-    per: dict[str, list[float]] = {name: [] for name in configs}  # function Acc@5 per instance
-    per_file: dict[str, list[bool]] = {name: [] for name in configs}  # file Acc@5 per instance
-    per_first: dict[str, list[bool]] = {name: [] for name in configs}  # file Acc@1 per instance
+    per: dict[str, dict[str, list[float | None]]] = {name: {f: [] for f in _FIGURES} for name in configs}
     started = time.perf_counter()
     for row in rows:
         root = ensure_tree(row["repo"], row["base_commit"])
@@ -82,34 +112,21 @@ def main() -> None:
             if config.w_history and past_configs[name] not in pasts:
                 pasts[past_configs[name]] = history_scores(text, mirror_git_dir(row["repo"]), row["base_commit"],
                                                            cache_dir=default_cache_dir(), config=past_configs[name])
-        gold_fns = gold_entities(row["gold_functions"])
         for name, config in configs.items():
             history = pasts.get(past_configs[name]) if config.w_history else None
             ranking = rank(corpus, text, focus, pagerank=pagerank, history=history, config=config)
-            files = [c.path for c in ranking.candidates[:5]]
-            syms = list(dict.fromkeys(f"{p}:{s}" for p, s in affected_entries(ranking) if s))[:5]
-            t = totals[name]
-            t[0] += all(g in files[:1] for g in row["gold_files"])
-            t[1] += all(g in files for g in row["gold_files"])
-            fn = function_acc_at_k(syms, gold_fns) if gold_fns else 0.0
-            if gold_fns:
-                t[2] += fn
-                t[3] += 1
-            per[name].append(fn)
-            per_file[name].append(all(g in files for g in row["gold_files"]))
-            per_first[name].append(all(g in files[:1] for g in row["gold_files"]))
-    n = len(rows) or 1
+            for figure, value in _figures(ranking, corpus, row).items():
+                per[name][figure].append(value)
     ids = [r["instance_id"] for r in rows]
     first = next(iter(configs))
-    for name, (a1, a5, fn, nfn) in totals.items():
-        # instances whose function Acc@5, file Acc@5 and file Acc@1 this variant gains / loses against the first one
-        gained, lost = _changes(ids, per[first], per[name])
-        file_gained, file_lost = _changes(ids, per_file[first], per_file[name])
-        top1_gained, top1_lost = _changes(ids, per_first[first], per_first[name])
-        print(json.dumps({"split": args.split, "variant": name, "n": len(rows), "file_acc1": round(a1 / n, 3),
-                          "file_acc5": round(a5 / n, 3), "fn_acc5": round(fn / (nfn or 1), 3),
-                          "fn_gained": gained, "fn_lost": lost, "file_gained": file_gained, "file_lost": file_lost,
-                          "top1_gained": top1_gained, "top1_lost": top1_lost}))
+    for name, figures in per.items():
+        line: dict = {"split": args.split, "variant": name, "n": len(rows)}
+        line.update({figure: _mean(values) for figure, values in figures.items()})
+        # the instances whose figures this variant gains / loses against the first variant
+        for figure, label in (("fn_acc5", "fn"), ("file_acc5", "file"), ("file_acc1", "top1"),
+                              ("locagent_fn_acc10", "fn10"), ("prime_definition", "prime")):
+            line[f"{label}_gained"], line[f"{label}_lost"] = _changes(ids, per[first][figure], figures[figure])
+        print(json.dumps(line))
     print(json.dumps({"seconds": round(time.perf_counter() - started, 1)}))
 
 

@@ -21,7 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._trees import ensure_tree  # noqa: E402
-from funnel.localize.corpus import Corpus, default_cache_dir  # noqa: E402
+from funnel.localize.corpus import Corpus  # noqa: E402
+from funnel.localize.term_cache import default_cache_dir  # noqa: E402
 from funnel.localize.citations import affected_entries  # noqa: E402
 from funnel.localize.rank import RankConfig, rank  # noqa: E402
 from funnel.localize.signals import is_doc as _is_doc, is_test as _is_test  # noqa: E402
