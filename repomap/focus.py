@@ -48,6 +48,11 @@ _PERMALINK = re.compile(
 _LINE_OF = re.compile(rf"\bline\s+#?(\d+)\s+(?:of|in)\s+(?:file\s+)?[`'\"]?{_FILE}", re.I)
 _FILE_LINE = re.compile(rf"(?<![\w/.-]){_FILE}[`'\"]?,?\s+(?:at\s+|on\s+)?line\s+#?(\d+)\b", re.I)
 
+# --- source lines the report quotes ---
+_QUOTE_MIN = 20
+_STATEMENT = re.compile(r"[A-Za-z_]\w*\s*[(=.\[]")
+_NOT_QUOTES = (">>>", "...", "$", "%", "#", "//", "/*", "*", "In [", "Out[", "from ", "import ", "use ", "Traceback")
+
 # --- other report parts ---
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _INDENTED = re.compile(r"(?:^(?: {4}|\t).*\n?){2,}", re.M)
@@ -122,6 +127,9 @@ class Focus:
     """Names brought in by those imports (`from a import X` gives `X`)."""
     options: tuple[str, ...] = ()
     """Command-line options and setting constants (`--verbose`, `DEFAULT_AUTO_FIELD`)."""
+    quoted_code: tuple[str, ...] = ()
+    """Source lines the report quotes (code blocks and inline code; stack-frame lines, prompts, comments and
+    imports left out), whitespace-trimmed: where one stands verbatim in the tree, the reporter points at it."""
     links: tuple[CodeLink, ...] = ()
     """Lines of files the reporter points at outside a stack trace: permalinks, "line 77 of a/b.py"."""
 
@@ -168,6 +176,7 @@ class Focus:
             imported_names=imported,
             options=options,
             links=links,
+            quoted_code=quoted_lines(blocks, inline),
         )
 
 
@@ -217,6 +226,15 @@ def parse_frames(text: str) -> tuple[Frame, ...]:
             add(m.start(), Frame(path, int(m.group(2)), None, "generic"))
     found.sort(key=lambda item: item[0])
     return tuple(frame for _, frame in found)
+
+
+def quoted_lines(blocks: tuple[str, ...] | list[str], inline: list[str]) -> tuple[str, ...]:
+    """The lines of the report's code blocks and inline code that read like a statement of source code (at least
+    `_QUOTE_MIN` characters, a name followed by `(`, `=`, `.` or `[`), in written order: not a frame line, a
+    prompt (`>>>`, `$`), a comment or an import, which match where they are printed, not the code the report means."""
+    lines = [ln for block in blocks for ln in strip_frames(block).split("\n")] + inline
+    out = (" ".join(ln.split()) for ln in lines)
+    return _unique(q for q in out if len(q) >= _QUOTE_MIN and _STATEMENT.search(q) and not q.startswith(_NOT_QUOTES))[:40]
 
 
 def parse_links(text: str) -> tuple[CodeLink, ...]:

@@ -46,6 +46,9 @@ class RankConfig:
     w_link: float = 1.0
     """Bonus of the definition holding a line the report points at outside a stack trace (a code host's
     permalink, "line 77 of a/b.py"); the line becomes evidence the report cites."""
+    w_quote: float = 1.0
+    """Bonus of the definition holding a source line the report quotes (a whole line of at most three code
+    files; split among them); the line becomes evidence the report cites."""
     w_module_path: float = 0.3
     """Boost of the module file a fully qualified name of the prose is written under, when the name is defined there
     (`a.b.c.func` → `a/b/c.py`; `com.x.Gson.toJson` → `.../com/x/Gson.java`): the reporter pointing at the code.

@@ -196,6 +196,23 @@ def links(ev: Evidence, report: Report, weight: float, config: RankConfig) -> No
             ev.point_at(ev.corpus.by_path[hit], link.line, weight, f"the report points at line {link.line}")
 
 
+def quotes(ev: Evidence, report: Report, weight: float, config: RankConfig) -> None:
+    """Source lines the report quotes, where one stands as a whole line in at most three code files: the line,
+    and a bonus for the definition around it."""
+    texts, by_path = ev.corpus.texts, ev.corpus.by_path
+    pointed: set[tuple[int, int]] = set()
+    for quote in report.focus.quoted_code:
+        found = [(p, n) for p in ev.corpus.find_literal(quote) if is_code(p)
+                 for n, line in enumerate(texts[p].split("\n"), 1) if " ".join(line.split()) == quote]
+        files = {p for p, _ in found}
+        if not 0 < len(files) <= 3:
+            continue
+        for p, n in found:
+            if (by_path[p], n) not in pointed:
+                pointed.add((by_path[p], n))
+                ev.point_at(by_path[p], n, weight / len(files), f"the report quotes line {n}")
+
+
 def imports(ev: Evidence, report: Report, weight: float, config: RankConfig) -> None:
     """Modules imported in the report's code."""
     by_path = ev.corpus.by_path
@@ -316,6 +333,7 @@ SIGNALS: tuple[tuple[Signal, str], ...] = (
     (frames, "w_frame"),
     (paths, "w_path"),
     (links, "w_link"),
+    (quotes, "w_quote"),
     (imports, "w_import"),
     (stems, "w_stem"),
     (constants, "w_constant"),

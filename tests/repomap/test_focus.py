@@ -211,3 +211,14 @@ def test_permalinks_and_prose_line_references_are_links():
 def test_frame_lines_and_non_code_files_are_not_links():
     text = PY_TRACE + "\nSee line 3 of notes.txt and https://github.com/o/r/blob/main/README.md#L5."
     assert Focus.from_text(text).links == ()
+
+
+def test_quoted_source_lines_leave_out_frames_prompts_comments_and_imports():
+    text = (
+        "Title\n\nThe parser does `tokens = self.lexer.split(line)` first.\n\n```python\n"
+        ">>> from pkg.parse import Parser\n>>> Parser().feed('a b')\n# a comment that is long enough to count\n"
+        "import collections.abc as abc_module\n    result = normalize(value, strict=True)\nok\n```\n"
+        + PY_TRACE
+    )
+    quoted = Focus.from_text(text).quoted_code
+    assert quoted == ("result = normalize(value, strict=True)", "tokens = self.lexer.split(line)")

@@ -1,4 +1,5 @@
-"""A line the report links to (a permalink, "line N of path") is evidence: its definition is cited first."""
+"""A line the report points at, by a link (a permalink, "line N of path") or by quoting it, is evidence: its
+definition is cited first."""
 
 from __future__ import annotations
 
@@ -51,4 +52,24 @@ def test_a_link_to_a_file_outside_the_tree_changes_nothing(tmp_path):
     text = REPORT.replace("pkg/render.py#L7", "lib/elsewhere.py#L7")
     corpus = Corpus.build(root, sorted(REPO))
     ranking = rank(corpus, text, Focus.from_text(text), config=RankConfig())
+    assert all(not c.lines for c in ranking.candidates)
+
+
+def test_a_quoted_source_line_puts_its_definition_first(tmp_path):
+    root = _make(tmp_path, REPO)
+    text = ("Card title prefix rendered wrong\n\nWith a custom card title prefix the title text comes out wrong; "
+            "the title prefix is not stripped. I think `lines = body.split(card.separator)` is the problem.\n")
+    corpus = Corpus.build(root, sorted(REPO))
+    quoted = rank(corpus, text, Focus.from_text(text), config=RankConfig())
+    assert affected_entries(quoted)[0] == ("pkg/render.py", "render_body") and 7 in quoted.candidates[0].lines
+    plain = rank(corpus, text, Focus.from_text(text), config=replace(RankConfig(), w_quote=0.0))
+    assert affected_entries(plain)[0] == ("pkg/render.py", "render_title")
+
+
+def test_a_quoted_line_standing_in_many_files_points_nowhere(tmp_path):
+    line = "    lines = body.split(card.separator)\n"
+    files = REPO | {f"pkg/copy{n}.py": f"def copy{n}(card, body):\n{line}    return lines\n" for n in range(4)}
+    root = _make(tmp_path, files)
+    text = "Card body\n\nI think `lines = body.split(card.separator)` is the problem."
+    ranking = rank(Corpus.build(root, sorted(files)), text, Focus.from_text(text), config=RankConfig())
     assert all(not c.lines for c in ranking.candidates)
