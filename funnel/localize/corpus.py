@@ -220,6 +220,10 @@ class Corpus:
         """Paths of the files whose text contains `needle`, in `docs` order."""
         return [p for p, t in self.texts.items() if needle in t]
 
+    def find_literals(self, needles: Sequence[str]) -> dict[str, list[str]]:
+        """`find_literal` of each needle (a persisted index answers them with one search of the tree)."""
+        return {n: self.find_literal(n) for n in needles}
+
     def prefetch(self, positions: Iterable[int]) -> None:
         """Load the records of these files at once (nothing to do when the corpus is in memory)."""
 

@@ -11,7 +11,7 @@ import dataclasses
 import multiprocessing
 import os
 import subprocess
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -184,16 +184,24 @@ class IndexedCorpus(Corpus):
         gated texts confirm them."""
         if not needle or "\n" in needle or "\r" in needle or "\0" in needle:
             return super().find_literal(needle)
-        hits = _rg_files_with(self.root, needle, list(self.texts))
+        hits = _rg_files_with(self.root, [needle], list(self.texts))
         return [d.path for d in self.docs if d.path in hits and needle in self.texts[d.path]]
 
+    def find_literals(self, needles: Sequence[str]) -> dict[str, list[str]]:
+        """`find_literal` of each needle, with one ripgrep run over the tree for all of them."""
+        plain = [n for n in dict.fromkeys(needles) if n and not set(n) & {"\n", "\r", "\0"}]
+        hits = _rg_files_with(self.root, plain, list(self.texts)) if plain else set()
+        out = {n: [d.path for d in self.docs if d.path in hits and n in self.texts[d.path]] for n in plain}
+        return {n: out[n] if n in out else self.find_literal(n) for n in needles}
 
-def _rg_files_with(root: Path, needle: str, paths: list[str]) -> set[str]:
-    """The files of `paths` (relative to `root`) holding the bytes of `needle`, by ripgrep (fixed string, every
-    byte searched as is, no ignore rules: the list is the corpus')."""
+
+def _rg_files_with(root: Path, needles: Sequence[str], paths: list[str]) -> set[str]:
+    """The files of `paths` (relative to `root`) holding the bytes of any of `needles`, by ripgrep (fixed strings,
+    every byte searched as is, no ignore rules: the list is the corpus')."""
     found: set[str] = set()
+    patterns = [arg for needle in needles for arg in ("-e", needle)]
     base = [find_rg(), "--no-config", "--files-with-matches", "--fixed-strings", "--text", "--encoding", "none",
-            "--no-ignore", "--hidden", "--no-messages", "--null", "-e", needle, "--"]
+            "--no-ignore", "--hidden", "--no-messages", "--null", *patterns, "--"]
     chunk: list[str] = []
     size = 0
     for path in paths + [""]:

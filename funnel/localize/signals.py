@@ -201,8 +201,9 @@ def quotes(ev: Evidence, report: Report, weight: float, config: RankConfig) -> N
     and a bonus for the definition around it."""
     texts, by_path = ev.corpus.texts, ev.corpus.by_path
     pointed: set[tuple[int, int]] = set()
-    for quote in report.focus.quoted_code:
-        found = [(p, n) for p in ev.corpus.find_literal(quote) if is_code(p)
+    holding = ev.corpus.find_literals(report.focus.quoted_code) if report.focus.quoted_code else {}
+    for quote, paths in holding.items():
+        found = [(p, n) for p in paths if is_code(p)
                  for n, line in enumerate(texts[p].split("\n"), 1) if " ".join(line.split()) == quote]
         files = {p for p, _ in found}
         if not 0 < len(files) <= 3:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,19 @@ def test_a_changed_file_patches_the_index_and_the_ranking_follows(tmp_path, monk
     assert _dump(a) == _dump(b)
     assert indexed.find_literal("unsupported date format string given") == ["pkg/added.py"]
     assert "helper_3" not in indexed.names and indexed.names["helper_4"]
+
+
+def test_many_literals_are_found_as_each_alone_with_one_search(tmp_path, monkeypatch):
+    files = {f"pkg/mod{i}.py": f"def helper_{i}(x):\n    return x + {i}\n" for i in range(30)} | PY_REPO
+    root = _write(tmp_path / "repo", files)
+    memory, indexed, _, _ = _both(root, tmp_path / "cache", PY_REPORT, monkeypatch)
+    needles = ["return x + 7", "def helper_1(x)", "no such text anywhere", "line\nbreak", "return x + 25"]
+    runs, real = [], subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: runs.append(a) or real(*a, **k))
+    found = indexed.find_literals(needles)
+    assert found == {n: memory.find_literal(n) for n in needles}
+    assert found["def helper_1(x)"] == ["pkg/mod1.py"] and found["return x + 25"] == ["pkg/mod25.py"]
+    assert len(runs) == 1  # one ripgrep run for the four one-line needles; the multi-line one is read from the texts
 
 
 def test_document_ids_are_never_reused_after_a_patch(tmp_path, monkeypatch):
