@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from funnel.localize.corpus import tokenize
 from funnel.localize.reasoning import named_items, reason
@@ -19,7 +19,7 @@ from schemas.enums import Role
 if TYPE_CHECKING:  # the writer imports this module; its types are only needed for annotations
     from funnel.explorers.offline.writer import Citation, WriterConfig
 
-__all__ = ("best_line", "narrow_prime", "window")
+__all__ = ("best_line", "narrow_prime", "pointer", "window")
 
 _COMMENT = ("#", "//", "*", '"""', "'''", "/*")
 _BLOCKS = (('"""', '"""'), ("'''", "'''"), ("/*", "*/"))
@@ -88,6 +88,14 @@ def _linked_lines(focus: Focus, path: str, start: int, end: int) -> list[int]:
     """Lines of [start, end] of `path` that the report links to (`Focus.links`: a permalink, "line 77 of a/b.py")."""
     return [link.line for link in focus.links
             if (path == link.path or path.endswith("/" + link.path.lstrip("/"))) and start <= link.line <= end]
+
+
+def pointer(focus: Focus, path: str, line: int, code: str) -> Literal["link", "quote"] | None:
+    """How the report itself points at line `line` of `path` (whose text is `code`): a link to it, a quote of it,
+    or not at all."""
+    if _linked_lines(focus, path, line, line):
+        return "link"
+    return "quote" if " ".join(code.split()) in focus.quoted_code else None
 
 
 def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[str, float], texts: dict[str, str],

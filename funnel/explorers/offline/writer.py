@@ -13,7 +13,7 @@ from funnel.localize.calibration import calibrated, prime_language
 from funnel.localize.evidence import Read
 from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol, report_title
 from funnel.localize.citations import citation_order
-from funnel.explorers.offline.lines import best_line, narrow_prime
+from funnel.explorers.offline.lines import best_line, narrow_prime, pointer
 from funnel.localize.reasoning import Finding
 from funnel.report.template import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
 from repomap.focus import Focus
@@ -219,10 +219,13 @@ def _explanation(prime: Citation, top: Candidate, focus: Focus, texts: dict[str,
     reasons = list(top.reasons)
     for hit in top.symbols[:1]:
         reasons.extend(r for r in hit.reasons if r not in reasons and r != "named in the report")
-    explanation_parts = [_reasoned(found, prime) if found else _lead(prime, top, focus, texts)]
-    if found is None:
-        explanation_parts.append("No rule of the reasoning layer (error shapes, named options or values) matched "
-                                 "inside the suspect definitions, so the cited line is only the best lexical match.")
+    if found is not None:
+        explanation_parts = [_reasoned(found, prime)]
+    else:
+        lead, lexical = _lead(prime, top, focus, texts)
+        explanation_parts = [lead, "No rule of the reasoning layer (error shapes, named options or values) matched "
+                                   "inside the suspect definitions"
+                             + (", so the cited line is only the best lexical match." if lexical else ".")]
     if reasons:
         explanation_parts.append("Evidence tying it to the report: " + "; ".join(reasons[:4]) + ".")
     else:
@@ -287,8 +290,9 @@ def _questions(focus: Focus, *, none_found: bool = False) -> list[str]:
     return out
 
 
-def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) -> str:
-    """The first sentence of the root cause: what the strongest evidence says about the prime suspect."""
+def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) -> tuple[str, bool]:
+    """The first sentence of the root cause (what the strongest evidence says about the prime suspect), and whether
+    its line was chosen for the words it shares with the report alone (no frame, message, link or quote)."""
     where = f"`{prime.symbol}` (`{prime.path}:{prime.start}-{prime.end}`)" if prime.symbol else f"`{prime.path}`"
     lines = texts.get(prime.path, "").split("\n")
     anchor = prime.focus_lines[0] if prime.focus_lines else None
@@ -297,12 +301,17 @@ def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) 
         focus.messages[0] if focus.messages else (focus.errors[0] if focus.errors else ""))
     if top.parts.get("frame") and code:
         text = f"The reported stack trace passes through {where}; at line {anchor} it runs `{code[:120]}`"
-        return text + (f", where the failure “{error[:160]}” is raised." if error else ".")
+        return text + (f", where the failure “{error[:160]}” is raised." if error else "."), False
     if top.parts.get("message") and code:
-        return f"{where} produces the message quoted in the report: line {anchor} reads `{code[:160]}`."
-    read = f" Line {anchor} there shares the most terms with the report: `{code[:160]}`." if code else ""
+        return f"{where} produces the message quoted in the report: line {anchor} reads `{code[:160]}`.", False
+    pointed = pointer(focus, prime.path, anchor, code) if code and anchor else None
+    how = {"link": "is the line the report links to", "quote": "is the line the report quotes"}.get(
+        pointed or "", "shares the most terms with the report")
+    read = f" Line {anchor} there {how}: `{code[:160]}`." if code else ""
     if top.parts.get("mention"):
-        return f"The report names {where}, the best match for the described behaviour among the definitions it mentions.{read}"
-    if top.parts.get("path"):
-        return f"The report mentions `{prime.path}`, and {where} is its definition that best matches the description.{read}"
-    return f"{where} is the definition whose code and names best match the report's description.{read}"
+        text = f"The report names {where}, the best match for the described behaviour among the definitions it mentions."
+    elif top.parts.get("path"):
+        text = f"The report mentions `{prime.path}`, and {where} is its definition that best matches the description."
+    else:
+        text = f"{where} is the definition whose code and names best match the report's description."
+    return text + read, pointed is None

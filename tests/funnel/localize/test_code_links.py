@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from funnel import investigate
+from funnel.explorers.offline import OfflineExplorer
 from funnel.localize.citations import affected_entries
 from funnel.localize.corpus import Corpus
 from funnel.localize.rank import RankConfig, rank
 from repomap.focus import Focus
+from schemas.report import BugReport
 from tests.funnel.localize.test_offline_rank import _make
 
 REPO = {
@@ -73,3 +76,13 @@ def test_a_quoted_line_standing_in_many_files_points_nowhere(tmp_path):
     text = "Card body\n\nI think `lines = body.split(card.separator)` is the problem."
     ranking = rank(Corpus.build(root, sorted(files)), text, Focus.from_text(text), config=RankConfig())
     assert all(not c.lines for c in ranking.candidates)
+
+
+async def test_the_diagnosis_says_the_report_links_to_its_first_line(tmp_path):
+    root = _make(tmp_path / "repo", REPO)
+    title, _, body = REPORT.partition("\n")
+    diagnosis = (await investigate(BugReport(title=title, body=body), root, explorer=OfflineExplorer())).diagnosis
+    first = diagnosis.affected_files[0]
+    assert (first.path, first.symbol) == ("pkg/render.py", "render_body") and first.line_start <= 7 <= first.line_end
+    assert "Line 7 there is the line the report links to" in diagnosis.root_cause.explanation
+    assert "only the best lexical match" not in diagnosis.root_cause.explanation
