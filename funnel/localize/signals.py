@@ -197,21 +197,29 @@ def links(ev: Evidence, report: Report, weight: float, config: RankConfig) -> No
 
 
 def quotes(ev: Evidence, report: Report, weight: float, config: RankConfig) -> None:
-    """Source lines the report quotes, where one stands as a whole line in at most three code files: the line,
-    and a bonus for the definition around it."""
+    """Source lines the report quotes, where one stands as a whole line in at most three code files: the line, and
+    a bonus for the definition around it, once per definition (a reporter pastes a caller's lines as context, so
+    the more lines quoted from a definition, the likelier they are the context, not the fault)."""
     texts, by_path = ev.corpus.texts, ev.corpus.by_path
     pointed: set[tuple[int, int]] = set()
+    credited: set[tuple[int, int | None]] = set()
     holding = ev.corpus.find_literals(report.focus.quoted_code) if report.focus.quoted_code else {}
     for quote, paths in holding.items():
-        found = [(p, n) for p in paths if is_code(p)
+        found = [(by_path[p], n) for p in paths if is_code(p)
                  for n, line in enumerate(texts[p].split("\n"), 1) if " ".join(line.split()) == quote]
-        files = {p for p, _ in found}
+        files = {i for i, _ in found}
         if not 0 < len(files) <= 3:
             continue
-        for p, n in found:
-            if (by_path[p], n) not in pointed:
-                pointed.add((by_path[p], n))
-                ev.point_at(by_path[p], n, weight / len(files), f"the report quotes line {n}")
+        for i, n in found:
+            owner = (i, ev.enclosing(i, n))
+            if (i, n) in pointed:
+                continue
+            pointed.add((i, n))
+            if owner in credited:
+                ev.lines[i].append(n)
+            else:
+                credited.add(owner)
+                ev.point_at(i, n, weight / len(files), f"the report quotes line {n}")
 
 
 def imports(ev: Evidence, report: Report, weight: float, config: RankConfig) -> None:
