@@ -57,4 +57,4 @@ def test_a_line_the_report_links_to_anchors_the_first_range():
     first = _narrowed(plain)
     assert first.start <= 6 <= first.end and not first.start <= 33 <= first.end
     linked = _narrowed(plain + " See https://github.com/acme/setup/blob/main/pkg/setup.py#L33 where it goes wrong.")
-    assert first.end - first.start + 1 <= 15 and linked.start <= 33 <= linked.end and linked.focus_lines[0] == 33
+    assert linked.end - linked.start + 1 <= 15 and linked.start <= 33 <= linked.end and linked.focus_lines[0] == 33
