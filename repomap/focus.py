@@ -41,10 +41,10 @@ _GENERIC_FRAME = re.compile(
 
 # --- links to code lines (a code host's permalink, "line 77 of a/b.py") ---
 _FILE = r"((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,4})"
-_PERMALINK = re.compile(
-    r"https?://[^\s/]+/\S*?/(?:blob|blame|src)/[^\s/]+/([^\s#?)\]>\"'`]+)#(?:L|lines-)(\d+)(?:-L?(\d+))?"
-)
-"""GitHub and GitLab (`/-/blob/`) permalinks with a `#L<n>` or `#L<n>-L<m>` anchor, Bitbucket's `#lines-<n>`."""
+_URL = re.compile(r"https?://[^\s/]+/[^\s#]*#(?:L|lines-)\d[^\s]*")
+"""A web address with a line anchor; `_permalink` reads it (two simple patterns: no backtracking over a long token)."""
+_BLOB = re.compile(r"/(?:blob|blame|src)/[^/]+/")
+_ANCHOR = re.compile(r"(?:L|lines-)(\d+)(?:-L?(\d+))?")
 _LINE_OF = re.compile(rf"\bline\s+#?(\d+)\s+(?:of|in)\s+(?:file\s+)?[`'\"]?{_FILE}", re.I)
 _FILE_LINE = re.compile(rf"(?<![\w/.-]){_FILE}[`'\"]?,?\s+(?:at\s+|on\s+)?line\s+#?(\d+)\b", re.I)
 
@@ -237,15 +237,28 @@ def quoted_lines(blocks: tuple[str, ...] | list[str], inline: list[str]) -> tupl
     return _unique(q for q in out if len(q) >= _QUOTE_MIN and _STATEMENT.search(q) and not q.startswith(_NOT_QUOTES))[:40]
 
 
+def _permalink(url: str) -> CodeLink | None:
+    """The file and lines of a code host's permalink: GitHub and GitLab (`/-/blob/`) with a `#L<n>` or `#L<n>-L<m>`
+    anchor, Bitbucket's `#lines-<n>`; None for any other address."""
+    head, _, anchor = url.partition("#")
+    lines = _ANCHOR.match(anchor)
+    where = _BLOB.search(head)
+    path = head[where.end():].split("?", 1)[0].rstrip(")]>\"'`") if where else ""
+    if lines is None or not path:
+        return None
+    return CodeLink(path, int(lines.group(1)), int(lines.group(2)) if lines.group(2) else None)
+
+
 def parse_links(text: str) -> tuple[CodeLink, ...]:
     """Lines of source files the report points at outside its stack traces, in written order: permalinks
     (`https://host/o/r/blob/REF/a/b.py#L77-L80`) and prose ("line 77 of a/b.py", "a/b.py, line 77"); a link
     written twice (also as a shorter path to the same line) is kept once."""
     prose = strip_frames(text)  # a frame line (`File ".../a.py", line 3`) is the frame's, not a link
     found: list[tuple[int, CodeLink]] = []
-    for m in _PERMALINK.finditer(prose):
-        end = int(m.group(3)) if m.group(3) else None
-        found.append((m.start(), CodeLink(m.group(1), int(m.group(2)), end)))
+    for m in _URL.finditer(prose):
+        link = _permalink(m.group(0))
+        if link is not None:
+            found.append((m.start(), link))
     for m in _LINE_OF.finditer(prose):
         found.append((m.start(), CodeLink(m.group(2), int(m.group(1)))))
     for m in _FILE_LINE.finditer(prose):

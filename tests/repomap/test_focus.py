@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from repomap.focus import Focus, PathMatcher, module_candidates, normalize_frame_path, parse_frames, resolve_frames
 
 PY_TRACE = """Traceback (most recent call last):
@@ -222,3 +224,10 @@ def test_quoted_source_lines_leave_out_frames_prompts_comments_and_imports():
     )
     quoted = Focus.from_text(text).quoted_code
     assert quoted == ("result = normalize(value, strict=True)", "tokens = self.lexer.split(line)")
+
+
+def test_a_hostile_address_is_read_in_linear_time():
+    text = "https://x/" + "a/blob/b/" * 22_000  # the report body's limit; a backtracking pattern took minutes
+    started = time.perf_counter()
+    assert Focus.from_text(text).links == ()
+    assert time.perf_counter() - started < 10
