@@ -204,9 +204,12 @@ def quotes(ev: Evidence, report: Report, weight: float, config: RankConfig) -> N
     pointed: set[tuple[int, int]] = set()
     credited: set[tuple[int, int | None]] = set()
     holding = ev.corpus.find_literals(report.focus.quoted_code) if report.focus.quoted_code else {}
+    lines: dict[str, list[str]] = {}  # each file split once, whatever the number of quotes it holds
     for quote, paths in holding.items():
-        found = [(by_path[p], n) for p in paths if is_code(p)
-                 for n, line in enumerate(texts[p].split("\n"), 1) if " ".join(line.split()) == quote]
+        for p in paths:
+            if p not in lines and is_code(p):
+                lines[p] = [" ".join(line.split()) for line in texts[p].split("\n")]
+        found = [(by_path[p], n) for p in paths if is_code(p) for n, line in enumerate(lines[p], 1) if line == quote]
         files = {i for i, _ in found}
         if not 0 < len(files) <= 3:
             continue
