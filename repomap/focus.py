@@ -11,14 +11,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from repomap.pointers import CodeLink, parse_links, quoted_lines
+
 _IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*\b")
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,4})\b")
 _CODE_EXT = frozenset(
     "py pyi pyx js jsx mjs cjs ts tsx go java kt kts scala rs c h cc cpp cxx hpp hh hxx rb php cs swift m mm "
     "lua pl sh cfg ini toml yaml yml json txt rst md html css scss vue".split()
 )
-_SOURCE_EXT = _CODE_EXT - frozenset("cfg ini toml yaml yml json txt rst md html css scss".split())
-"""Extensions of source files: what a link to a line can point into."""
 
 # --- stack-trace frames, one pattern per runtime ---
 _PY_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([^\s\n]+))?')
@@ -38,20 +38,6 @@ _GENERIC_FRAME = re.compile(
     r"(?<![\w/.\"'-])((?:[A-Za-z]:)?[\w./\\-]*[\w-]\.(?:c|h|cc|cpp|cxx|hpp|hh|rb|php|cs|swift|m|mm|lua|go|rs|"
     r"py|js|ts|tsx|jsx|java|kt)):(\d+)(?::\d+)?\b"
 )
-
-# --- links to code lines (a code host's permalink, "line 77 of a/b.py") ---
-_FILE = r"((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,4})"
-_URL = re.compile(r"https?://[^\s/]+/[^\s#]*#(?:L|lines-)\d[^\s]*")
-"""A web address with a line anchor; `_permalink` reads it (two simple patterns: no backtracking over a long token)."""
-_BLOB = re.compile(r"/(?:blob|blame|src)/[^/]+/")
-_ANCHOR = re.compile(r"(?:L|lines-)(\d+)(?:-L?(\d+))?")
-_LINE_OF = re.compile(rf"\bline\s+#?(\d+)\s+(?:of|in)\s+(?:file\s+)?[`'\"]?{_FILE}", re.I)
-_FILE_LINE = re.compile(rf"(?<![\w/.-]){_FILE}[`'\"]?,?\s+(?:at\s+|on\s+)?line\s+#?(\d+)\b", re.I)
-
-# --- source lines the report quotes ---
-_QUOTE_MIN = 20
-_STATEMENT = re.compile(r"[A-Za-z_]\w*\s*[(=.\[]")
-_NOT_QUOTES = (">>>", "...", "$", "%", "#", "//", "/*", "*", "In [", "Out[", "from ", "import ", "use ", "Traceback")
 
 # --- other report parts ---
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
@@ -89,18 +75,6 @@ class Frame:
     language: str = "python"
     """Which runtime printed the trace (`python`, `javascript`, `java`, `go`, `rust`, `ruby`, `php`, `dotnet`,
     `generic`)."""
-
-
-@dataclass(frozen=True)
-class CodeLink:
-    """A line of a file the report points at: a code host's permalink or "line N of path" in the prose."""
-
-    path: str
-    """File path as written (a permalink's path inside the repository)."""
-    line: int
-    """First line pointed at."""
-    end_line: int | None = None
-    """Last line of a range (`#L10-L20`), when written."""
 
 
 @dataclass(frozen=True)
@@ -148,7 +122,7 @@ class Focus:
             blocks = tuple(m.group(0).strip("\n") for m in _INDENTED.finditer(text))
         code = "\n".join(blocks)
         inline = [m.group(1).strip() for m in _INLINE_CODE.finditer(text)]
-        links = parse_links(text)
+        links = parse_links(strip_frames(text))  # a frame line (`File ".../a.py", line 3`) is the frame's, not a link
         paths = _unique(
             [m.group(1)
              for m in _PATH.finditer(text)
@@ -176,7 +150,7 @@ class Focus:
             imported_names=imported,
             options=options,
             links=links,
-            quoted_code=quoted_lines(blocks, inline),
+            quoted_code=quoted_lines([strip_frames(block) for block in blocks], inline),
         )
 
 
@@ -226,49 +200,6 @@ def parse_frames(text: str) -> tuple[Frame, ...]:
             add(m.start(), Frame(path, int(m.group(2)), None, "generic"))
     found.sort(key=lambda item: item[0])
     return tuple(frame for _, frame in found)
-
-
-def quoted_lines(blocks: tuple[str, ...] | list[str], inline: list[str]) -> tuple[str, ...]:
-    """The lines of the report's code blocks and inline code that read like a statement of source code (at least
-    `_QUOTE_MIN` characters, a name followed by `(`, `=`, `.` or `[`), in written order: not a frame line, a
-    prompt (`>>>`, `$`), a comment or an import, which match where they are printed, not the code the report means."""
-    lines = [ln for block in blocks for ln in strip_frames(block).split("\n")] + inline
-    out = (" ".join(ln.split()) for ln in lines)
-    return _unique(q for q in out if len(q) >= _QUOTE_MIN and _STATEMENT.search(q) and not q.startswith(_NOT_QUOTES))[:40]
-
-
-def _permalink(url: str) -> CodeLink | None:
-    """The file and lines of a code host's permalink: GitHub and GitLab (`/-/blob/`) with a `#L<n>` or `#L<n>-L<m>`
-    anchor, Bitbucket's `#lines-<n>`; None for any other address."""
-    head, _, anchor = url.partition("#")
-    lines = _ANCHOR.match(anchor)
-    where = _BLOB.search(head)
-    path = head[where.end():].split("?", 1)[0].rstrip(")]>\"'`") if where else ""
-    if lines is None or not path:
-        return None
-    return CodeLink(path, int(lines.group(1)), int(lines.group(2)) if lines.group(2) else None)
-
-
-def parse_links(text: str) -> tuple[CodeLink, ...]:
-    """Lines of source files the report points at outside its stack traces, in written order: permalinks
-    (`https://host/o/r/blob/REF/a/b.py#L77-L80`) and prose ("line 77 of a/b.py", "a/b.py, line 77"); a link
-    written twice (also as a shorter path to the same line) is kept once."""
-    prose = strip_frames(text)  # a frame line (`File ".../a.py", line 3`) is the frame's, not a link
-    found: list[tuple[int, CodeLink]] = []
-    for m in _URL.finditer(prose):
-        link = _permalink(m.group(0))
-        if link is not None:
-            found.append((m.start(), link))
-    for m in _LINE_OF.finditer(prose):
-        found.append((m.start(), CodeLink(m.group(2), int(m.group(1)))))
-    for m in _FILE_LINE.finditer(prose):
-        found.append((m.start(), CodeLink(m.group(1), int(m.group(2)))))
-    out: list[CodeLink] = []
-    for _, link in sorted(found, key=lambda item: item[0]):
-        if link.path.rsplit(".", 1)[-1].lower() in _SOURCE_EXT and not any(
-                o.line == link.line and (o.path == link.path or o.path.endswith("/" + link.path)) for o in out):
-            out.append(link)
-    return tuple(out)
 
 
 def strip_frames(text: str) -> str:

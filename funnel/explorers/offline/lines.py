@@ -86,8 +86,7 @@ def _definition(cite: Citation) -> tuple[int, int]:
 
 def _linked_lines(focus: Focus, path: str, start: int, end: int) -> list[int]:
     """Lines of [start, end] of `path` that the report links to (`Focus.links`: a permalink, "line 77 of a/b.py")."""
-    return [link.line for link in focus.links
-            if (path == link.path or path.endswith("/" + link.path.lstrip("/"))) and start <= link.line <= end]
+    return [link.line for link in focus.links if link.names(path) and start <= link.line <= end]
 
 
 def pointer(focus: Focus, path: str, line: int, code: str) -> Literal["link", "quote"] | None:

@@ -1,0 +1,91 @@
+"""What a report points at in the code by itself, outside its stack traces: links to a line (a code host's
+permalink, "line 77 of a/b.py") and source lines it quotes. `repomap.focus.Focus` carries both."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ("CodeLink", "parse_links", "quoted_lines")
+
+_SOURCE_EXT = frozenset(
+    "py pyi pyx js jsx mjs cjs ts tsx go java kt kts scala rs c h cc cpp cxx hpp hh hxx rb php cs swift m mm lua pl "
+    "sh vue".split()
+)
+"""Extensions of source files: what a link to a line can point into."""
+
+# --- links to code lines (a code host's permalink, "line 77 of a/b.py") ---
+_FILE = r"((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,4})"
+_URL = re.compile(r"https?://[^\s/]+/[^\s#]*#(?:L|lines-)\d[^\s]*")
+"""A web address with a line anchor; `_permalink` reads it (two simple patterns: no backtracking over a long token)."""
+_BLOB = re.compile(r"/(?:blob|blame|src)/[^/]+/")
+_ANCHOR = re.compile(r"(?:L|lines-)(\d+)(?:-L?(\d+))?")
+_LINE_OF = re.compile(rf"\bline\s+#?(\d+)\s+(?:of|in)\s+(?:file\s+)?[`'\"]?{_FILE}", re.I)
+_FILE_LINE = re.compile(rf"(?<![\w/.-]){_FILE}[`'\"]?,?\s+(?:at\s+|on\s+)?line\s+#?(\d+)\b", re.I)
+
+# --- source lines the report quotes ---
+_QUOTE_MIN = 20
+_STATEMENT = re.compile(r"[A-Za-z_]\w*\s*[(=.\[]")
+_NOT_QUOTES = (">>>", "...", "$", "%", "#", "//", "/*", "*", "In [", "Out[", "from ", "import ", "use ", "Traceback")
+
+
+@dataclass(frozen=True)
+class CodeLink:
+    """A line of a file the report points at: a code host's permalink or "line N of path" in the prose."""
+
+    path: str
+    """File path as written (a permalink's path inside the repository)."""
+    line: int
+    """First line pointed at."""
+    end_line: int | None = None
+    """Last line of a range (`#L10-L20`), when written."""
+
+    def names(self, path: str) -> bool:
+        """Whether `path` is the file this link names: the same path, or one ending in it."""
+        return path == self.path or path.endswith("/" + self.path.lstrip("/"))
+
+
+def quoted_lines(blocks: Sequence[str], inline: Sequence[str]) -> tuple[str, ...]:
+    """The lines of the report's code blocks (their frame lines already taken out) and inline code that read like a
+    statement of source code (at least `_QUOTE_MIN` characters, a name followed by `(`, `=`, `.` or `[`), in written
+    order: not a prompt (`>>>`, `$`), a comment or an import, which match where they are printed, not the code the
+    report means."""
+    lines = [ln for block in blocks for ln in block.split("\n")] + list(inline)
+    out = (" ".join(ln.split()) for ln in lines)
+    kept = (q for q in out if len(q) >= _QUOTE_MIN and _STATEMENT.search(q) and not q.startswith(_NOT_QUOTES))
+    return tuple(dict.fromkeys(kept))[:40]
+
+
+def _permalink(url: str) -> CodeLink | None:
+    """The file and lines of a code host's permalink: GitHub and GitLab (`/-/blob/`) with a `#L<n>` or `#L<n>-L<m>`
+    anchor, Bitbucket's `#lines-<n>`; None for any other address."""
+    head, _, anchor = url.partition("#")
+    lines = _ANCHOR.match(anchor)
+    where = _BLOB.search(head)
+    path = head[where.end():].split("?", 1)[0].rstrip(")]>\"'`") if where else ""
+    if lines is None or not path:
+        return None
+    return CodeLink(path, int(lines.group(1)), int(lines.group(2)) if lines.group(2) else None)
+
+
+def parse_links(prose: str) -> tuple[CodeLink, ...]:
+    """Lines of source files the report points at, in written order: permalinks
+    (`https://host/o/r/blob/REF/a/b.py#L77-L80`) and prose ("line 77 of a/b.py", "a/b.py, line 77"); a link
+    written twice (also as a shorter path to the same line) is kept once. `prose` is the report without its
+    stack-frame lines (`focus.strip_frames`)."""
+    found: list[tuple[int, CodeLink]] = []
+    for m in _URL.finditer(prose):
+        link = _permalink(m.group(0))
+        if link is not None:
+            found.append((m.start(), link))
+    for m in _LINE_OF.finditer(prose):
+        found.append((m.start(), CodeLink(m.group(2), int(m.group(1)))))
+    for m in _FILE_LINE.finditer(prose):
+        found.append((m.start(), CodeLink(m.group(1), int(m.group(2)))))
+    out: list[CodeLink] = []
+    for _, link in sorted(found, key=lambda item: item[0]):
+        if link.path.rsplit(".", 1)[-1].lower() in _SOURCE_EXT and not any(
+                o.line == link.line and link.names(o.path) for o in out):
+            out.append(link)
+    return tuple(out)
