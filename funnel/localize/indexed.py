@@ -182,17 +182,22 @@ class IndexedCorpus(Corpus):
     def find_literal(self, needle: str) -> list[str]:
         """Paths of the files whose text contains `needle`, in `docs` order: ripgrep names the candidates, the
         gated texts confirm them."""
-        if not needle or "\n" in needle or "\r" in needle or "\0" in needle:
+        if not _searchable(needle):
             return super().find_literal(needle)
         hits = _rg_files_with(self.root, [needle], list(self.texts))
         return [d.path for d in self.docs if d.path in hits and needle in self.texts[d.path]]
 
     def find_literals(self, needles: Sequence[str]) -> dict[str, list[str]]:
         """`find_literal` of each needle, with one ripgrep run over the tree for all of them."""
-        plain = [n for n in dict.fromkeys(needles) if n and not set(n) & {"\n", "\r", "\0"}]
+        plain = [n for n in dict.fromkeys(needles) if _searchable(n)]
         hits = _rg_files_with(self.root, plain, list(self.texts)) if plain else set()
         out = {n: [d.path for d in self.docs if d.path in hits and n in self.texts[d.path]] for n in plain}
         return {n: out[n] if n in out else self.find_literal(n) for n in needles}
+
+
+def _searchable(needle: str) -> bool:
+    """A needle ripgrep can look for as one fixed line (not empty, no line break or NUL)."""
+    return bool(needle) and not any(c in needle for c in "\n\r\0")
 
 
 def _rg_files_with(root: Path, needles: Sequence[str], paths: list[str]) -> set[str]:

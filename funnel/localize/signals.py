@@ -206,18 +206,19 @@ def quotes(ev: Evidence, report: Report, weight: float, config: RankConfig) -> N
     holding = ev.corpus.find_literals(report.focus.quoted_code) if report.focus.quoted_code else {}
     lines: dict[str, list[str]] = {}  # each file split once, whatever the number of quotes it holds
     for quote, paths in holding.items():
-        for p in paths:
-            if p not in lines and is_code(p):
+        code = [p for p in paths if is_code(p)]
+        for p in code:
+            if p not in lines:
                 lines[p] = [" ".join(line.split()) for line in texts[p].split("\n")]
-        found = [(by_path[p], n) for p in paths if is_code(p) for n, line in enumerate(lines[p], 1) if line == quote]
+        found = [(by_path[p], n) for p in code for n, line in enumerate(lines[p], 1) if line == quote]
         files = {i for i, _ in found}
         if not 0 < len(files) <= 3:
             continue
         for i, n in found:
-            owner = (i, ev.enclosing(i, n))
             if (i, n) in pointed:
                 continue
             pointed.add((i, n))
+            owner = (i, ev.enclosing(i, n))
             if owner in credited:
                 ev.lines[i].append(n)
             else:
