@@ -31,14 +31,15 @@ from bench._trees import ensure_tree, mirror_git_dir  # noqa: E402
 from bench.tune_offline import walk  # noqa: E402
 from funnel.localize.corpus import Corpus  # noqa: E402
 from funnel.localize.term_cache import default_cache_dir  # noqa: E402
-from funnel.localize.history import HistoryConfig, history_scores  # noqa: E402
+from funnel.localize.history import HistoryConfig, cochange_partners, history_scores  # noqa: E402
 from funnel.localize.citations import affected_entries, ranked_locations  # noqa: E402
 from funnel.localize.rank import RankConfig, rank  # noqa: E402
 from repomap import build_repo_map  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 
 
-_FIGURES = ("file_acc1", "file_acc5", "fn_acc5", "locagent_fn_acc10", "prime_definition")
+_FIGURES = ("file_acc1", "file_acc3", "file_acc5", "locagent_file_acc5", "locagent_file_acc10", "fn_acc5",
+            "locagent_fn_acc10", "prime_definition")
 """What each variant is scored on, per instance (None where the instance has no gold at that level)."""
 
 
@@ -49,16 +50,20 @@ def _changes(ids: list[str], base: list[float | None], mine: list[float | None])
 
 
 def _figures(ranking, corpus: Corpus, row: dict) -> dict[str, float | None]:
-    """One instance's figures (`_FIGURES`): strict file Acc@1 / @5 and function Acc@5 of the cited order, LocAgent
-    function Acc@10 of the deeper ranking, and whether the first cited definition is one the fix changed (where
+    """One instance's figures (`_FIGURES`): strict file Acc@1 / @3 / @5 and function Acc@5 of the cited order, LocAgent
+    file Acc@5 / @10 and function Acc@10 of the deeper ranking, and whether the first cited definition is one the fix changed (where
     the cited lines start)."""
     gold_fns = gold_entities(row.get("gold_functions") or {})
     files = [c.path for c in ranking.candidates[:5]]
+    deep_files = [c.path for c in ranking.candidates[:10]]
     syms = list(dict.fromkeys(f"{p}:{s}" for p, s in affected_entries(ranking) if s))[:5]
     deep = [locagent.entity(f) for f in ranked_locations(ranking, corpus).functions]
     return {
         "file_acc1": float(all(g in files[:1] for g in row["gold_files"])),
+        "file_acc3": float(all(g in files[:3] for g in row["gold_files"])),
         "file_acc5": float(all(g in files for g in row["gold_files"])),
+        "locagent_file_acc5": locagent.acc_at_k(deep_files, row["gold_files"], 5),
+        "locagent_file_acc10": locagent.acc_at_k(deep_files, row["gold_files"], 10),
         "fn_acc5": function_acc_at_k(syms, gold_fns) if gold_fns else None,
         "locagent_fn_acc10": locagent.acc_at_k(
             deep, locagent.gold_functions(row.get("gold_entities") or row.get("gold_functions") or {}), 10),
@@ -114,7 +119,11 @@ def main() -> None:
                                                            cache_dir=default_cache_dir(), config=past_configs[name])
         for name, config in configs.items():
             history = pasts.get(past_configs[name]) if config.w_history else None
-            ranking = rank(corpus, text, focus, pagerank=pagerank, history=history, config=config)
+
+            def partners(paths, hc=past_configs[name]):
+                return cochange_partners(paths, mirror_git_dir(row["repo"]), row["base_commit"],
+                                         cache_dir=default_cache_dir(), config=hc)
+            ranking = rank(corpus, text, focus, pagerank=pagerank, history=history, partners=partners, config=config)
             for figure, value in _figures(ranking, corpus, row).items():
                 per[name][figure].append(value)
     ids = [r["instance_id"] for r in rows]
@@ -124,6 +133,7 @@ def main() -> None:
         line.update({figure: _mean(values) for figure, values in figures.items()})
         # the instances whose figures this variant gains / loses against the first variant
         for figure, label in (("fn_acc5", "fn"), ("file_acc5", "file"), ("file_acc1", "top1"),
+                              ("locagent_file_acc5", "la5"),
                               ("locagent_fn_acc10", "fn10"), ("prime_definition", "prime")):
             line[f"{label}_gained"], line[f"{label}_lost"] = _changes(ids, per[first][figure], figures[figure])
         print(json.dumps(line))

@@ -71,6 +71,19 @@ class RankConfig:
     w_title_def: float = 0.3
     """Order-only lift of files defining a name the title writes as code (`Derivative`, `JSONField`, `get_fields`:
     not a plain lowercase word) when at most three code files define it; each such name counts 1 / those files."""
+    w_cochange: float = 0.0
+    """Order-only lift of the files that past commits changed together with the leading suspects (the share of
+    a leader's commits that changed the file too, × the leader's score relative to the first, summed over
+    `cochange_top` leaders, at most 1): a fix often spans files that always change together. Applied last,
+    after the learned reorder, and never to the first file."""
+    cochange_top: int = 1
+    """Leading files whose co-change partners `w_cochange` lifts."""
+    cochange_confidence: float = 0.0
+    """Partners are lifted only when the ranking's own confidence (`CandidateRanking.confidence`, before
+    calibration) is at least this: the partners of a wrong leading file are wrong too."""
+    cochange_pool: int = 0
+    """Only partners already among this many best files are lifted (0: wherever they rank): a partner of a
+    wrong leading file that nothing in the report points at stays where it is."""
     lift_top: int = 3
     """Leading code files whose directories count for `w_sibling`."""
     lift_pool: int = 50

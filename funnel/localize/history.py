@@ -22,7 +22,7 @@ from pathlib import Path
 
 from funnel.localize.corpus import count_terms
 
-__all__ = ("HistoryConfig", "HistorySource", "CommitLog", "find_git_dir", "history_scores")
+__all__ = ("HistoryConfig", "HistorySource", "CommitLog", "cochange_partners", "find_git_dir", "history_scores")
 
 _CACHE_VERSION = 1
 _MEMO_SIZE = 4
@@ -45,6 +45,12 @@ class HistoryConfig:
     min_similarity: float = 90.0
     """Commits whose BM25 against the report is below this are ignored (a message sharing a few common words
     with a long report is no evidence)."""
+    cochange_max_files: int = 8
+    """Co-change counts only commits changing at most this many files (a sweeping change couples nothing)."""
+    cochange_min_commits: int = 3
+    """A file's partners are counted only when at least this many such commits changed it."""
+    cochange_min_together: int = 2
+    """A partner must have changed together with the file in at least this many of those commits."""
 
 
 @dataclass
@@ -60,6 +66,8 @@ class CommitLog:
     postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     """term → (commit index, term count) for every commit whose message has it."""
     _index: dict[str, int] = field(default_factory=dict, repr=False)
+    _by_file: dict[str, list[int]] | None = field(default=None, repr=False)
+    """path → the commits changing it, built on the first co-change question and kept up to date by `add`."""
 
     def __post_init__(self) -> None:
         self._index = {sha: k for k, sha in enumerate(self.shas)}
@@ -72,6 +80,9 @@ class CommitLog:
         self._index[sha] = k
         self.shas.append(sha)
         self.files.append(tuple(files))
+        if self._by_file is not None:
+            for path in self.files[k]:
+                self._by_file.setdefault(path, []).append(k)
         terms = count_terms(message)
         self.lengths.append(sum(terms.values()))
         for term, n in terms.items():
@@ -132,6 +143,27 @@ class CommitLog:
                 out[path] = out.get(path, 0.0) + sim / top / math.sqrt(len(files))
         return out
 
+    def partners(self, path: str, among: set[int], config: HistoryConfig | None = None) -> dict[str, float]:
+        """The files that changed together with `path` in the commits of `among`: each with the share of the
+        commits changing `path` (at most `cochange_max_files` files each) that changed it too; empty when
+        `path` changed in fewer than `cochange_min_commits` of them."""
+        config = config or HistoryConfig()
+        if self._by_file is None:
+            self._by_file = {}
+            for k, files in enumerate(self.files):
+                for name in files:
+                    self._by_file.setdefault(name, []).append(k)
+        commits = [k for k in self._by_file.get(path, ()) if k in among
+                   and 1 < len(self.files[k]) <= config.cochange_max_files]
+        if len(commits) < config.cochange_min_commits:
+            return {}
+        together: dict[str, int] = {}
+        for k in commits:
+            for name in self.files[k]:
+                if name != path:
+                    together[name] = together.get(name, 0) + 1
+        return {name: n / len(commits) for name, n in together.items() if n >= config.cochange_min_together}
+
 
 @dataclass(frozen=True)
 class HistorySource:
@@ -152,6 +184,11 @@ class HistorySource:
     def scores(self, text: str, *, cache_dir: Path | None = None, config: HistoryConfig | None = None) -> dict[str, float]:
         """`history_scores` of `text` over this source."""
         return history_scores(text, self.git_dir, self.commit, cache_dir=cache_dir, config=config)
+
+    def partners(self, paths: Iterable[str], *, cache_dir: Path | None = None,
+                 config: HistoryConfig | None = None) -> dict[str, dict[str, float]]:
+        """`cochange_partners` of `paths` over this source."""
+        return cochange_partners(paths, self.git_dir, self.commit, cache_dir=cache_dir, config=config)
 
 
 def _absolute_git_dir(path: Path) -> Path | None:
@@ -178,10 +215,9 @@ _LOCK = threading.Lock()
 _MEMO: dict[Path, CommitLog] = {}
 
 
-def history_scores(text: str, git_dir: Path, commit: str = "HEAD", *, cache_dir: Path | None = None,
-                   config: HistoryConfig | None = None) -> dict[str, float]:
-    """Files changed by the past commits (ancestors of `commit` in `git_dir`) that read most like `text`;
-    empty when git or the history is unavailable. A log loaded once stays in memory for later calls."""
+def _log(git_dir: Path, commit: str, cache_dir: Path | None) -> tuple[CommitLog, set[int]] | None:
+    """The log of `git_dir` and the positions of `commit`'s ancestors (None when git or the history is
+    unavailable). A log loaded once stays in memory for later calls."""
     git_dir = Path(git_dir)
     try:
         with _LOCK:
@@ -194,8 +230,28 @@ def history_scores(text: str, git_dir: Path, commit: str = "HEAD", *, cache_dir:
                     _MEMO.pop(next(iter(_MEMO)))
                 _MEMO[git_dir] = log
     except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return log, among
+
+
+def history_scores(text: str, git_dir: Path, commit: str = "HEAD", *, cache_dir: Path | None = None,
+                   config: HistoryConfig | None = None) -> dict[str, float]:
+    """Files changed by the past commits (ancestors of `commit` in `git_dir`) that read most like `text`;
+    empty when git or the history is unavailable."""
+    found = _log(git_dir, commit, cache_dir)
+    return found[0].scores(text, found[1], config) if found is not None else {}
+
+
+def cochange_partners(paths: Iterable[str], git_dir: Path, commit: str = "HEAD", *, cache_dir: Path | None = None,
+                      config: HistoryConfig | None = None) -> dict[str, dict[str, float]]:
+    """For each of `paths`, the files that changed together with it in the ancestors of `commit`, with how often
+    (`CommitLog.partners`); empty when git or the history is unavailable."""
+    found = _log(git_dir, commit, cache_dir)
+    if found is None:
         return {}
-    return log.scores(text, among, config)
+    log, among = found
+    with _LOCK:  # `partners` builds the log's path index on first use
+        return {path: log.partners(path, among, config) for path in paths}
 
 
 def _git(where: Path, *args: str, work_tree: bool = False, stdin: str | None = None) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from funnel.localize.candidates import (
@@ -51,8 +51,11 @@ from repomap.focus import Focus, strip_frames
 from repomap.languages import EXTENSIONS
 from repomap.walk import walk_files
 
-__all__ = ("CONTEXT_PARTS", "Candidate", "CandidateRanking", "CandidateSymbol", "RankConfig", "build_corpus", "rank",
-           "rank_report", "report_title")
+__all__ = ("CONTEXT_PARTS", "Candidate", "CandidateRanking", "CandidateSymbol", "Partners", "RankConfig", "build_corpus",
+           "rank", "rank_report", "report_title")
+
+Partners = Callable[[Sequence[str]], Mapping[str, Mapping[str, float]]]
+"""For some files, the files past commits changed together with each, with how often (`history.cochange_partners`)."""
 
 
 def _query(text: str, focus: Focus, config: RankConfig) -> dict[str, float]:
@@ -105,11 +108,12 @@ def rank(
     *,
     pagerank: Mapping[str, float] | None = None,
     history: Mapping[str, float] | None = None,
+    partners: Partners | None = None,
     config: RankConfig | None = None,
 ) -> CandidateRanking:
     """Rank the corpus' files (and their symbols) for a report text: file BM25, then every evidence signal of
-    `SIGNALS` with its weight, definition BM25, the path factors, the order-only lifts and each top file's best
-    definitions."""
+    `SIGNALS` with its weight, definition BM25, the path factors, the order-only lifts (with the co-change
+    `partners` when given) and each top file's best definitions."""
     config = config or RankConfig()
     focus = focus or Focus.from_text(text)
     docs = corpus.docs
@@ -138,6 +142,8 @@ def rank(
     confidence = _confidence(candidates)
     if slots is not None:
         keep_slots(candidates, slots)
+    if partners is not None and config.w_cochange > 0 and confidence >= config.cochange_confidence:
+        _cochange(corpus, candidates, config, partners)
     for cand in candidates[: config.detailed]:
         i = corpus.by_path[cand.path]
         spans = docs[i].symbols
@@ -214,6 +220,32 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
                 cand.lift += value
                 cand.reasons.append(why)
     candidates[start:] = sorted(candidates[start:], key=lambda c: (-c.score, c.path))
+
+
+def _cochange(corpus: Corpus, candidates: list[Candidate], config: RankConfig, partners: Partners) -> None:
+    """Order-only lift of the files past commits changed together with the `cochange_top` leading files, after the
+    first (`RankConfig.w_cochange`), recorded in `Candidate.lift`."""
+    leaders = candidates[: config.cochange_top]
+    if len(candidates) < 2 or not leaders or leaders[0].score <= 0:
+        return
+    found = partners([c.path for c in leaders])
+    shares: dict[str, tuple[float, str]] = {}
+    for lead in leaders:
+        ratio = lead.score / leaders[0].score
+        for path, often in found.get(lead.path, {}).items():
+            share, why = shares.get(path, (0.0, lead.path))
+            shares[path] = (min(1.0, share + ratio * often), why)
+    if not shares:
+        return
+    for cand in candidates[1: config.cochange_pool or None]:
+        share, lead = shares.get(cand.path, (0.0, ""))
+        if share and cand.path != leaders[0].path:
+            value = config.w_cochange * share * path_factor(cand.path, config, corpus)
+            cand.parts["cochange"] = config.w_cochange * share
+            cand.score += value
+            cand.lift += value
+            cand.reasons.append(f"past commits changed it together with {lead}")
+    candidates[1:] = sorted(candidates[1:], key=lambda c: (-c.score, c.path))
 
 
 def _title_bm25(corpus: Corpus, title: str, pool: set[str], config: RankConfig) -> dict[str, float]:
@@ -301,7 +333,11 @@ def rank_report(text: str, root: Path, repo_map: RepoMap | None = None, *, focus
     config = config or RankConfig()
     corpus, pagerank = build_corpus(root, repo_map, cache_dir)
     focus = focus or Focus.from_text(text)
-    past = None
+    past, partners = None, None
+    cache = cache_dir or default_cache_dir()
     if history is not None and config.w_history > 0:
-        past = history.scores(text, cache_dir=cache_dir or default_cache_dir(), config=history_config)
-    return rank(corpus, text, focus, pagerank=pagerank, history=past, config=config), corpus
+        past = history.scores(text, cache_dir=cache, config=history_config)
+    if history is not None and config.w_cochange > 0:
+        def partners(paths: Sequence[str]) -> Mapping[str, Mapping[str, float]]:
+            return history.partners(paths, cache_dir=cache, config=history_config)
+    return rank(corpus, text, focus, pagerank=pagerank, history=past, partners=partners, config=config), corpus

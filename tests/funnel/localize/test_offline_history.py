@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from funnel.explorers.offline import OfflineExplorer
-from funnel.localize import history
 from funnel.localize.corpus import Corpus
 from funnel.localize.history import CommitLog, HistoryConfig, HistorySource, find_git_dir, history_scores
 from funnel.explorers.offline.policy import OfflineConfig
@@ -40,11 +39,7 @@ LOOSE = HistoryConfig(min_similarity=0.0)
 """The tiny fixture history scores far below the default similarity floor (made for real projects' logs)."""
 
 
-@pytest.fixture(autouse=True)
-def _fresh_memo():
-    history._MEMO.clear()
-    yield
-    history._MEMO.clear()
+pytestmark = pytest.mark.usefixtures("fresh_history_memo")
 
 
 @pytest.fixture
