@@ -50,9 +50,9 @@ def _changes(ids: list[str], base: list[float | None], mine: list[float | None])
 
 
 def _figures(ranking, corpus: Corpus, row: dict) -> dict[str, float | None]:
-    """One instance's figures (`_FIGURES`): strict file Acc@1 / @3 / @5 and function Acc@5 of the cited order, LocAgent
-    file Acc@5 / @10 and function Acc@10 of the deeper ranking, and whether the first cited definition is one the fix changed (where
-    the cited lines start)."""
+    """One instance's figures (`_FIGURES`): strict file Acc@1 / @3 / @5 and function Acc@5 of the cited order,
+    LocAgent file Acc@5 / @10 and function Acc@10 of the deeper ranking, and whether the first cited definition is
+    one the fix changed (where the cited lines start)."""
     gold_fns = gold_entities(row.get("gold_functions") or {})
     files = [c.path for c in ranking.candidates[:5]]
     deep_files = [c.path for c in ranking.candidates[:10]]

@@ -81,8 +81,7 @@ class CommitLog:
         self.shas.append(sha)
         self.files.append(tuple(files))
         if self._by_file is not None:
-            for path in self.files[k]:
-                self._by_file.setdefault(path, []).append(k)
+            self._index_files(k)
         terms = count_terms(message)
         self.lengths.append(sum(terms.values()))
         for term, n in terms.items():
@@ -143,6 +142,10 @@ class CommitLog:
                 out[path] = out.get(path, 0.0) + sim / top / math.sqrt(len(files))
         return out
 
+    def _index_files(self, k: int) -> None:
+        for name in self.files[k]:
+            self._by_file.setdefault(name, []).append(k)
+
     def partners(self, path: str, among: set[int], config: HistoryConfig | None = None) -> dict[str, float]:
         """The files that changed together with `path` in the commits of `among`: each with the share of the
         commits changing `path` (at most `cochange_max_files` files each) that changed it too; empty when
@@ -150,9 +153,8 @@ class CommitLog:
         config = config or HistoryConfig()
         if self._by_file is None:
             self._by_file = {}
-            for k, files in enumerate(self.files):
-                for name in files:
-                    self._by_file.setdefault(name, []).append(k)
+            for k in range(len(self.files)):
+                self._index_files(k)
         commits = [k for k in self._by_file.get(path, ()) if k in among
                    and 1 < len(self.files[k]) <= config.cochange_max_files]
         if len(commits) < config.cochange_min_commits:

@@ -51,8 +51,8 @@ from repomap.focus import Focus, strip_frames
 from repomap.languages import EXTENSIONS
 from repomap.walk import walk_files
 
-__all__ = ("CONTEXT_PARTS", "Candidate", "CandidateRanking", "CandidateSymbol", "Partners", "RankConfig", "build_corpus",
-           "rank", "rank_report", "report_title")
+__all__ = ("CONTEXT_PARTS", "Candidate", "CandidateRanking", "CandidateSymbol", "Partners", "RankConfig",
+           "build_corpus", "rank", "rank_report", "report_title")
 
 Partners = Callable[[Sequence[str]], Mapping[str, Mapping[str, float]]]
 """For some files, the files past commits changed together with each, with how often (`history.cochange_partners`)."""
@@ -239,7 +239,7 @@ def _cochange(corpus: Corpus, candidates: list[Candidate], config: RankConfig, p
         return
     for cand in candidates[1: config.cochange_pool or None]:
         share, lead = shares.get(cand.path, (0.0, ""))
-        if share and cand.path != leaders[0].path:
+        if share:
             value = config.w_cochange * share * path_factor(cand.path, config, corpus)
             cand.parts["cochange"] = config.w_cochange * share
             cand.score += value

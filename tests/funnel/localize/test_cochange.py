@@ -66,9 +66,11 @@ def test_a_sweeping_commit_couples_nothing(repo):
     wide = HistoryConfig(cochange_max_files=20, cochange_min_together=1)
     narrow = HistoryConfig(cochange_min_together=1)
 
-    assert "src/gen0.py" in cochange_partners(["src/render.py"], repo["git_dir"], repo["base"], config=wide)["src/render.py"]
-    assert "src/gen0.py" not in cochange_partners(["src/render.py"], repo["git_dir"], repo["base"],
-                                                  config=narrow)["src/render.py"]
+    def partners(config: HistoryConfig) -> dict[str, float]:
+        return cochange_partners(["src/render.py"], repo["git_dir"], repo["base"], config=config)["src/render.py"]
+
+    assert "src/gen0.py" in partners(wide)
+    assert "src/gen0.py" not in partners(narrow)
 
 
 def test_a_file_changed_in_too_few_commits_has_no_partners(repo):
