@@ -12,22 +12,22 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
 from funnel.localize.corpus import tokenize
-from funnel.localize.reasoning import named_items, reason
+from funnel.localize.reasoning import Finding, named_items, reason
 from repomap.focus import Focus
 from schemas.enums import Role
 
 if TYPE_CHECKING:  # the writer imports this module; its types are only needed for annotations
     from funnel.explorers.offline.writer import Citation, WriterConfig
 
-__all__ = ("best_line", "narrow_prime", "pointer", "window")
+__all__ = ("best_line", "evidence_window", "line_scores", "narrow_prime", "pointer", "window")
 
 _COMMENT = ("#", "//", "*", '"""', "'''", "/*")
 _BLOCKS = (('"""', '"""'), ("'''", "'''"), ("/*", "*/"))
 """Openers of docstrings and block comments, with their closers."""
 
 
-def best_line(shown: dict[int, str], start: int, end: int, query: dict[str, float]) -> int | None:
-    """The code line of a span sharing the most with the report; None when none shares anything.
+def line_scores(shown: dict[int, str], start: int, end: int, query: dict[str, float]) -> dict[int, float]:
+    """How much each code line of a span shares with the report (0 for a line that shares nothing).
 
     A shared term counts its query weight times its rarity among the span's code lines (a term on most lines,
     like the definition's own subject, tells them apart less than a rare one). Comments and docstrings are
@@ -36,9 +36,14 @@ def best_line(shown: dict[int, str], start: int, end: int, query: dict[str, floa
     terms = {ln: set(tokenize(text)) & query.keys() for ln, text in code.items()}
     df = Counter(t for found in terms.values() for t in found)
     n = len(code)
+    return {ln: sum(query[t] * math.log(1 + n / df[t]) for t in terms[ln]) for ln in code}
+
+
+def best_line(shown: dict[int, str], start: int, end: int, query: dict[str, float]) -> int | None:
+    """The code line of a span sharing the most with the report (`line_scores`; the first of equals); None when
+    none shares anything."""
     best, best_score = None, 0.0
-    for ln in code:
-        score = sum(query[t] * math.log(1 + n / df[t]) for t in terms[ln])
+    for ln, score in line_scores(shown, start, end, query).items():
         if score > best_score:
             best, best_score = ln, score
     return best
@@ -78,6 +83,38 @@ def window(anchor: int, start: int, end: int, width: int) -> tuple[int, int]:
     last = min(end, first + width - 1)
     first = max(start, last - width + 1)
     return first, last
+
+
+def evidence_window(anchor: int, start: int, end: int, width: int, evidence: dict[int, float]) -> tuple[int, int]:
+    """At most `width` lines of [start, end] holding `anchor`, placed where the `evidence` (line → weight) sums
+    highest; among equals, the one nearest `window`'s placement."""
+    first, last = window(anchor, start, end, width)
+    if width <= 0 or end - start + 1 <= width:
+        return first, last
+
+    def covered(s: int) -> float:
+        return round(sum(v for ln, v in evidence.items() if s <= ln < s + width), 6)
+
+    starts = range(max(start, anchor - width + 1), min(anchor, end - width + 1) + 1)
+    best = max(starts, key=lambda s: (covered(s), -abs(s - first)), default=first)
+    return best, best + width - 1
+
+
+def _evidence(lines: list[str], cite: Citation, anchor: int, findings: list[Finding], terms: dict[str, float]
+              ) -> dict[int, float]:
+    """Line → how strongly the report points at it inside the cited definition: the anchor 1, plus each line's share
+    of the terms it has in common with the report and each finding's share of the best finding (both relative to
+    the best line of the definition)."""
+    lo, hi = _definition(cite)
+    shown = {i: lines[i - 1] for i in range(lo, min(hi, len(lines)) + 1)}
+    out: dict[int, float] = {anchor: 1.0}
+    for found in (line_scores(shown, lo - 1, hi, terms),
+                  {f.line: f.score for f in findings if f.symbol == cite.symbol and lo <= f.line <= hi}):
+        top = max(found.values(), default=0.0)
+        for ln, value in found.items():
+            if top > 0 and value > 0:
+                out[ln] = out.get(ln, 0.0) + value / top
+    return out
 
 
 def _definition(cite: Citation) -> tuple[int, int]:
@@ -134,7 +171,10 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
     first = out[0]
     lo, hi = _definition(first)
     anchor = linked[0] if linked else anchor
-    if anchor is not None:
+    if anchor is not None and config.evidence_window and not linked:
+        evidence = _evidence(lines, first, anchor, findings, terms)
+        first.start, first.end = evidence_window(anchor, lo, hi, config.first_range_lines, evidence)
+    elif anchor is not None:
         first.start, first.end = window(anchor, lo, hi, config.first_range_lines)
         first.focus_lines = [anchor] + [ln for ln in first.focus_lines if ln != anchor and first.start <= ln <= first.end]
     elif config.first_range_lines > 0:

@@ -39,6 +39,9 @@ class WriterConfig:
     first_range_lines: int = 15
     """Widest first citation: the prime suspect's range is cut to this many lines around the line the reasoning
     selected (0 keeps whole definitions)."""
+    evidence_window: bool = True
+    """Place that narrow range, among those holding the selected line, where the definition's evidence (lines
+    sharing the report's terms, further findings) sums highest; off: a third of it before the line, the rest after."""
     extra_ranges: int = 2
     """Further narrow ranges cited at the reasoning's next findings in the prime suspect (after every file)."""
     stay_in_first: float = 0.6

@@ -1,9 +1,9 @@
-"""The line the offline report cites first when no rule of the reasoning layer fires: the code line that shares the
-most with the report."""
+"""The line the offline report cites first when no rule of the reasoning layer fires (the code line that shares the
+most with the report), and where the narrow first range around it is placed."""
 
 from __future__ import annotations
 
-from funnel.explorers.offline.lines import best_line, narrow_prime
+from funnel.explorers.offline.lines import best_line, evidence_window, narrow_prime, window
 from funnel.explorers.offline.writer import Citation, WriterConfig
 from repomap.focus import Focus
 from schemas.enums import Role
@@ -58,3 +58,34 @@ def test_a_line_the_report_links_to_anchors_the_first_range():
     assert first.start <= 6 <= first.end and not first.start <= 33 <= first.end
     linked = _narrowed(plain + " See https://github.com/acme/setup/blob/main/pkg/setup.py#L33 where it goes wrong.")
     assert linked.end - linked.start + 1 <= 15 and linked.start <= 33 <= linked.end and linked.focus_lines[0] == 33
+
+
+def test_the_first_range_slides_over_the_evidence_while_holding_the_selected_line():
+    start, end = evidence_window(20, 1, 60, 15, {20: 1.0, 31: 0.5, 33: 0.8, 34: 0.4})
+    assert (start, end) == (20, 34)
+    assert window(20, 1, 60, 15) == (15, 29), "the default placement would leave the evidence out"
+
+
+def test_with_no_other_evidence_the_first_range_keeps_its_default_placement():
+    assert evidence_window(20, 1, 60, 15, {20: 1.0}) == window(20, 1, 60, 15)
+    assert evidence_window(5, 1, 10, 15, {5: 1.0, 9: 3.0}) == (1, 10), "a short definition is cited whole"
+
+
+SPREAD = "def render(card, options):\n" + "".join(
+    f"    part_{n} = draw(card, {n})\n" if n not in (10, 21, 22, 23) else
+    ("    ring = colour(options.ring)\n" if n == 10 else f"    circle_{n} = stroke(width, {n})\n")
+    for n in range(2, 41)) + "    return card\n"
+
+
+def test_narrow_prime_cites_the_stretch_where_the_report_terms_gather():
+    cite = Citation("cards/stats.py", 1, 41, "render", Role.cause, span=(1, 41))
+    report = "The ring colour option is ignored\n\nSetting the ring colour does not change the circle stroke."
+    terms = {"ring": 2.0, "colour": 1.0, "circle": 1.0, "stroke": 1.0}
+
+    def first(config: WriterConfig) -> Citation:
+        return narrow_prime([Citation(**vars(cite))], report, Focus.from_text(report), terms,
+                            {"cards/stats.py": SPREAD}, config)[0]
+
+    placed, plain = first(WriterConfig()), first(WriterConfig(evidence_window=False))
+    assert plain.start <= 10 <= plain.end and plain.end < 21
+    assert placed.start <= 10 and placed.end >= 23 and placed.end - placed.start + 1 == 15
