@@ -4,7 +4,7 @@
         --data /work/shared/bench/swebench_lite.jsonl \
         --check-on /work/bench-out/eval-multilang-5fa84f5=/work/shared/bench/multilang_dev.jsonl --write
     .venv/bin/python bench/fit_calibration.py /work/bench-out/ml-final --data /work/shared/bench/multilang_dev.jsonl \
-        --languages c,cpp,go,java,javascript,typescript,tsx,rust,ruby --write
+        --languages c,cpp,go,java,javascript,typescript,tsx,rust,ruby,text --write
 
 Reads the raw confidence of each record: `ranking.raw_confidence` (recorded since it existed), else
 `diagnosis.confidence` (a run of the code before any curve existed). The label is "the prime suspect file is one
@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.evaluation.metrics import normalize_path  # noqa: E402
 from funnel.localize.calibration import (  # noqa: E402
     CALIBRATION_FILE,
+    TEXT_SOURCE,
     Calibration,
     apply_curve,
     load_calibration,
@@ -138,9 +139,10 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help=f"store the knots in {CALIBRATION_FILE}")
     args = ap.parse_args()
     languages = [x for x in args.languages.split(",") if x]
-    unknown = [x for x in languages if x not in BY_NAME]
+    known = [*BY_NAME, TEXT_SOURCE]
+    unknown = [x for x in languages if x not in known]
     if unknown:
-        ap.error(f"--languages: unknown {', '.join(unknown)}; choose from {', '.join(BY_NAME)}")
+        ap.error(f"--languages: unknown {', '.join(unknown)}; choose from {', '.join(known)}")
     current = load_calibration()
     if languages and current is None:
         ap.error(f"--languages fits a group beside the default curve, and {CALIBRATION_FILE} has none: fit it first")

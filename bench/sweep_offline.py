@@ -33,7 +33,7 @@ from funnel.localize.corpus import Corpus  # noqa: E402
 from funnel.localize.term_cache import default_cache_dir  # noqa: E402
 from funnel.localize.history import HistoryConfig, cochange_partners, history_scores  # noqa: E402
 from funnel.localize.citations import affected_entries, ranked_locations  # noqa: E402
-from funnel.localize.rank import RankConfig, rank  # noqa: E402
+from funnel.localize.rank import RankConfig, build_corpus, rank  # noqa: E402
 from repomap import build_repo_map  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 
@@ -105,10 +105,7 @@ def main() -> None:
         text = row["problem_statement"]
         pagerank = None
         if args.map:
-            repo_map = build_repo_map(root, focus=text)
-            corpus = Corpus.build(root, [f.path for f in repo_map.files], definitions=repo_map.definitions,
-                                  cache_dir=default_cache_dir())
-            pagerank = {f.path: f.score for f in repo_map.files}
+            corpus, pagerank = build_corpus(root, build_repo_map(root, focus=text), default_cache_dir())
         else:
             corpus = Corpus.build(root, walk(root), cache_dir=default_cache_dir())
         focus = Focus.from_text(text)

@@ -52,6 +52,12 @@ BY_NAME: dict[str, LanguageSpec] = {spec.name: spec for spec in LANGUAGES}
 BY_EXTENSION: dict[str, LanguageSpec] = {ext: spec for spec in LANGUAGES for ext in spec.extensions}
 EXTENSIONS: frozenset[str] = frozenset(BY_EXTENSION)
 """Every extension with a grammar."""
+TEXT_SOURCE_EXTENSIONS: frozenset[str] = frozenset(
+    ".kt .kts .scala .groovy .swift .m .mm .cs .fs .php .pl .pm .lua .r .jl .dart .ex .exs .erl .hs .ml .clj .el "
+    ".tcl .zig .nim .vue .svelte .cu .cuh .pyx .pxd .pxi .jq .y .yy .l .ll .proto .sql".split())
+"""Source files of languages with no grammar here (Kotlin, Scala, Swift, C#, PHP, ..., a project's own DSL like jq, a
+parser generator's input): the repo map does not parse them, the offline ranking reads them as text with pattern
+definitions. Shell scripts are left out: in most projects they are tooling."""
 
 
 CPP_HEADER = re.compile(

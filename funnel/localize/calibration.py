@@ -15,13 +15,16 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from repomap.languages import language_for
+from repomap.languages import TEXT_SOURCE_EXTENSIONS, language_for
 
-__all__ = ("CALIBRATION_FILE", "Calibration", "Curve", "apply_curve", "calibrated", "load_calibration",
+__all__ = ("CALIBRATION_FILE", "TEXT_SOURCE", "Calibration", "Curve", "apply_curve", "calibrated", "load_calibration",
            "prime_language")
 
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 """Where the fitted curves live."""
+
+TEXT_SOURCE = "text"
+"""The language of a prime suspect in a language with no grammar (`repomap.languages.TEXT_SOURCE_EXTENSIONS`)."""
 
 Curve = tuple[tuple[float, ...], tuple[float, ...]]
 """(raw knots ascending, probabilities non-decreasing)."""
@@ -75,9 +78,11 @@ def apply_curve(curve: Curve, raw: float) -> float:
 
 
 def prime_language(path: str | None, data: bytes | None = None) -> str | None:
-    """The language of a prime suspect file: its grammar's name (None for no file or no grammar), from its bytes
-    too when given (a C++ header is C++)."""
+    """The language of a prime suspect file: its grammar's name, from its bytes too when given (a C++ header is C++);
+    `TEXT_SOURCE` for a source file of a language with no grammar; None for no file or any other file."""
     spec = language_for(path, data) if path else None
+    if spec is None and path and Path(path).suffix.lower() in TEXT_SOURCE_EXTENSIONS:
+        return TEXT_SOURCE
     return spec.name if spec is not None else None
 
 

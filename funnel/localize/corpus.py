@@ -19,6 +19,7 @@ from pathlib import Path
 
 from funnel.localize.term_cache import TermCache
 from repomap.gate import Gate, Refused
+from repomap.languages import TEXT_SOURCE_EXTENSIONS
 
 __all__ = ("SymbolSpan", "FileDoc", "Corpus", "tokenize", "split_identifier", "regex_definitions", "count_file",
            "spans_of", "is_generated", "declares_version", "vendored_paths", "path_tokens")
@@ -160,8 +161,9 @@ class FileDoc:
     """Term counts of each definition (its name, path and own lines)."""
 
 
-Definitions = Callable[[str], Sequence[object]]
-"""Returns the definitions of one file (objects with name, qualname, kind, start_line, end_line)."""
+Definitions = Callable[[str], Sequence[object] | None]
+"""Returns the definitions of one file (objects with name, qualname, kind, start_line, end_line); None for a file
+with no grammar, whose definitions are then found by pattern (`regex_definitions`)."""
 
 
 class Corpus:
@@ -272,7 +274,8 @@ class Corpus:
                 continue
             text = data.decode("utf-8", errors="replace")
             texts[path] = text
-            spans = spans_of(definitions(path)) if definitions is not None else None
+            found = definitions(path) if definitions is not None else None
+            spans = spans_of(found) if found is not None else None
             sig = repr([(s.qualname, s.start_line, s.end_line) for s in spans]) if spans is not None else "regex"
             key = hashlib.blake2b(data + sig.encode() + path.encode(), digest_size=16).hexdigest()
             pending[key] = (path, text, spans)
@@ -338,6 +341,11 @@ def spans_of(defs: Sequence[object]) -> list[SymbolSpan]:
 
 
 _PY_DEF = re.compile(r"^([ \t]*)(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)", re.M)
+_KEYWORD_DEF = re.compile(
+    r"^[ \t]*(?:[a-z]+\s+)*?(fun|def|defp|defmodule|func|function|fn|sub|proc|class|object|interface|trait|struct|"
+    r"enum|protocol|extension|module|record|message|service|rule)\s+([A-Za-z_][\w.]*)", re.M)
+"""A definition by its keyword, in languages with no grammar here (`repomap.languages.TEXT_SOURCE_EXTENSIONS`)."""
+_FUNCTION_KEYWORDS = frozenset("function fn func fun def defp sub proc rule".split())
 _BRACE_DEF = re.compile(
     r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:public\s+|private\s+|protected\s+|"
     r"static\s+|final\s+|abstract\s+)*"
@@ -348,7 +356,8 @@ _BRACE_DEF = re.compile(
 
 
 def regex_definitions(path: str, text: str) -> list[SymbolSpan]:
-    """Definitions found by pattern (used only when no repo map is at hand): Python by indent, others by braces."""
+    """Definitions found by pattern (when no repo map is at hand, or the file's language has no grammar): Python by
+    indent, languages with no grammar by keyword, others by braces."""
     lines = text.split("\n")
     spans: list[SymbolSpan] = []
     if path.endswith((".py", ".pyi")):
@@ -374,13 +383,14 @@ def regex_definitions(path: str, text: str) -> list[SymbolSpan]:
             spans.append(SymbolSpan(name, qual, "class" if kw == "class" else "function", line, max(line, end)))
         return spans
     starts = []
-    for m in _BRACE_DEF.finditer(text):
-        name = m.group(2) or m.group(3)
+    keyword = Path(path).suffix.lower() in TEXT_SOURCE_EXTENSIONS
+    for m in (_KEYWORD_DEF if keyword else _BRACE_DEF).finditer(text):
+        name = m.group(2) if keyword else m.group(2) or m.group(3)
         if not name or name in ("if", "for", "while", "switch", "return", "catch", "else"):
             continue
         starts.append((text.count("\n", 0, m.start()) + 1, name, m.group(1) or "function"))
     for idx, (line, name, kw) in enumerate(starts):
         end = starts[idx + 1][0] - 1 if idx + 1 < len(starts) else len(lines)
-        kind = "class" if kw in ("class", "interface", "struct", "enum", "trait", "impl", "type") else "function"
-        spans.append(SymbolSpan(name, name, kind, line, max(line, end)))
+        kind = "function" if kw in _FUNCTION_KEYWORDS else "class"
+        spans.append(SymbolSpan(name.rpartition(".")[2], name, kind, line, max(line, end)))
     return spans

@@ -8,6 +8,7 @@ ripgrep over the corpus' own files and confirmed in the texts it names, so the a
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import multiprocessing
 import os
 import subprocess
@@ -23,6 +24,7 @@ from funnel.localize.corpus import (
     count_file,
     declares_version,
     is_generated,
+    regex_definitions,
     spans_of,
     vendored_paths,
 )
@@ -221,8 +223,9 @@ def _rg_files_with(root: Path, needles: Sequence[str], paths: list[str]) -> set[
     return found
 
 
-def _record(gate: Gate, path: str, spans: list[SymbolSpan], max_file_bytes: int) -> FileRecord:
-    """Read and count one file (a record of `SKIPPED` when the gate refuses it, it is too large or binary)."""
+def _record(gate: Gate, path: str, spans: list[SymbolSpan] | None, max_file_bytes: int) -> FileRecord:
+    """Read and count one file (a record of `SKIPPED` when the gate refuses it, it is too large or binary); `spans`
+    None: a file with no grammar, whose definitions are found by pattern."""
     try:
         data = gate.read_bytes(path, max_bytes=max_file_bytes)
     except Refused:
@@ -230,21 +233,25 @@ def _record(gate: Gate, path: str, spans: list[SymbolSpan], max_file_bytes: int)
     if len(data) > max_file_bytes or b"\0" in data[:8192]:
         return SKIPPED_RECORD
     text = data.decode("utf-8", errors="replace")
+    spans = regex_definitions(path, text) if spans is None else spans
     terms, length, sym_terms = count_file(path, text, spans)
     flags = (GENERATED if is_generated(text) else 0) | (OWN_VERSION if declares_version(path, text) else 0)
     return FileRecord(terms, length, sym_terms, [dataclasses.astuple(s) for s in spans], flags)
 
 
-def _count(root: str, items: list[tuple[str, list[tuple]]], max_file_bytes: int) -> list[FileRecord]:
-    """Records of a batch of (path, definition fields): the unit of work of the counting pool."""
+def _count(root: str, items: list[tuple[str, list[tuple] | None]], max_file_bytes: int) -> list[FileRecord]:
+    """Records of a batch of (path, definition fields or None): the unit of work of the counting pool."""
     gate = Gate(Path(root))
-    return [_record(gate, path, [SymbolSpan(*s) for s in spans], max_file_bytes) for path, spans in items]
+    return [_record(gate, path, None if spans is None else [SymbolSpan(*s) for s in spans], max_file_bytes)
+            for path, spans in items]
 
 
-def _reader(root: Path, repo_map: RepoMap, max_file_bytes: int) -> Callable[[list[str]], Iterator[FileRecord]]:
+def _reader(root: Path, repo_map: RepoMap, max_file_bytes: int, text_sources: frozenset[str] = frozenset()
+            ) -> Callable[[list[str]], Iterator[FileRecord]]:
     """Counts files in order, in a pool of processes (one per core) when there are many."""
     def read(paths: list[str]) -> Iterator[FileRecord]:
-        items = [(p, [dataclasses.astuple(s) for s in spans_of(repo_map.definitions(p))]) for p in paths]
+        items = [(p, None if p in text_sources else [dataclasses.astuple(s) for s in spans_of(repo_map.definitions(p))])
+                 for p in paths]
         batches = [items[i: i + _BATCH] for i in range(0, len(items), _BATCH)]
         workers = min(len(batches), os.cpu_count() or 1)
         if workers < 2:
@@ -264,12 +271,26 @@ def _reader(root: Path, repo_map: RepoMap, max_file_bytes: int) -> Callable[[lis
     return read
 
 
-def open_indexed(root: Path, repo_map: RepoMap, cache_dir: Path, *, max_file_bytes: int = 1_000_000) -> IndexedCorpus:
-    """The corpus of the map's tree from its index in `cache_dir`, brought up to date first."""
+def _text_key(gate: Gate, path: str) -> bytes:
+    """The content key of a file the map does not parse (a digest of its bytes; empty when it cannot be read)."""
+    try:
+        return hashlib.blake2b(gate.read_bytes(path), digest_size=16).digest()
+    except (Refused, OSError):
+        return b""
+
+
+def open_indexed(root: Path, repo_map: RepoMap, cache_dir: Path, *, text_sources: Sequence[str] = (),
+                 max_file_bytes: int = 1_000_000) -> IndexedCorpus:
+    """The corpus of the map's tree, and of the `text_sources` it has no grammar for, from its index in `cache_dir`,
+    brought up to date first."""
     gate = Gate(root)
-    paths = [f.path for f in repo_map.files]
-    entries = sorted((p, repo_map.content_key(p) or b"") for p in paths)
+    paths = [f.path for f in repo_map.files] + list(text_sources)
+    texts = [(p, _text_key(gate, p)) for p in text_sources]
+    entries = sorted([(f.path, repo_map.content_key(f.path) or b"") for f in repo_map.files] + texts)
+    tree_key = repo_map.tree_key
+    if texts:
+        tree_key = hashlib.blake2b(tree_key + b"".join(p.encode() + b"\0" + k for p, k in texts)).digest()
     index = CorpusIndex(index_path(cache_dir, root))
-    stats = index.sync(entries, repo_map.tree_key, _reader(root, repo_map, max_file_bytes))
+    stats = index.sync(entries, tree_key, _reader(root, repo_map, max_file_bytes, frozenset(text_sources)))
     index.begin_read()
     return IndexedCorpus(root, index, paths, gate, max_file_bytes, stats)

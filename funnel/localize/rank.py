@@ -11,6 +11,7 @@ BM25, definitions the title names) then reorder the files after the first.
 from __future__ import annotations
 
 import math
+import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -48,7 +49,7 @@ from funnel.localize.signals import (
 from funnel.localize.term_cache import default_cache_dir
 from repomap import RepoMap
 from repomap.focus import Focus, strip_frames
-from repomap.languages import EXTENSIONS
+from repomap.languages import EXTENSIONS, TEXT_SOURCE_EXTENSIONS
 from repomap.walk import walk_files
 
 __all__ = ("CONTEXT_PARTS", "Candidate", "CandidateRanking", "CandidateSymbol", "Partners", "RankConfig",
@@ -75,21 +76,22 @@ def _query(text: str, focus: Focus, config: RankConfig) -> dict[str, float]:
 
 
 def _bm25(postings: Mapping[str, list[tuple[int, int]]], lengths: list[int], query: dict[str, float], k1: float,
-          b: float, df: Mapping[str, int] | None = None, nb: int | None = None) -> list[float]:
+          b: float, df: Mapping[str, int] | None = None, nb: int | None = None, avg: float | None = None
+          ) -> list[float]:
     """BM25 of each document (by index in `lengths`) from the postings of the query's terms; the document frequencies
-    `df` over `nb` documents default to the postings' own."""
+    `df` over `nb` documents and the mean length `avg` default to the postings' and the lengths' own."""
     n = len(lengths)
     if not n:
         return []
-    avg = sum(lengths) / n or 1.0
+    avg = (sum(lengths) / n or 1.0) if avg is None else avg
     nb = n if nb is None else nb
     scores = [0.0] * n
     norms = [k1 * (1 - b + b * length / avg) for length in lengths]
     for term, qw in query.items():
         refs = postings.get(term, ())
-        count = len(refs) if df is None else df.get(term, 0)
-        if not count:
+        if not refs:
             continue
+        count = max(1, len(refs) if df is None else df.get(term, 0))
         idf = math.log(1 + (nb - count + 0.5) / (count + 0.5))
         w = qw * idf
         for i, tf in refs:
@@ -97,8 +99,29 @@ def _bm25(postings: Mapping[str, list[tuple[int, int]]], lengths: list[int], que
     return scores
 
 
+def _text_docs(corpus: Corpus) -> frozenset[int]:
+    """The files read as text (languages with no grammar) of a tree that also has parsed files: BM25 takes its
+    statistics from the parsed files alone, so such a file enters the ranking by its own score without moving the
+    others. Empty when there are none, or nothing else."""
+    text = frozenset(i for path, i in corpus.by_path.items()
+                     if posixpath.splitext(path)[1].lower() in TEXT_SOURCE_EXTENSIONS)
+    return text if len(text) < len(corpus.docs) else frozenset()
+
+
+def _statistics(corpus: Corpus, postings: Mapping[str, list[tuple[int, int]]]
+                ) -> tuple[dict[str, int] | None, int | None, float | None]:
+    """(document frequencies, documents, mean length) of the parsed files for `_bm25`; Nones: the corpus' own."""
+    skip = _text_docs(corpus)
+    if not skip:
+        return None, None, None
+    kept = [length for i, length in enumerate(corpus.lengths) if i not in skip]
+    df = {t: sum(1 for i, _ in refs if i not in skip) for t, refs in postings.items()}
+    return df, len(kept), sum(kept) / len(kept) or 1.0
+
+
 def _file_bm25(corpus: Corpus, query: dict[str, float], config: RankConfig) -> list[float]:
-    return _bm25(corpus.postings(query), corpus.lengths, query, config.k1, config.b)
+    postings = corpus.postings(query)
+    return _bm25(postings, corpus.lengths, query, config.k1, config.b, *_statistics(corpus, postings))
 
 
 def rank(
@@ -172,8 +195,11 @@ def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) ->
     for k, d in enumerate(sym_docs):
         for t in d.keys() & wanted:
             sym_postings[t].append((k, d[t]))
-    df = {t: len(refs) for t, refs in ev.corpus.postings(query).items()}
-    sym_scores = _bm25(sym_postings, [sum(d.values()) for d in sym_docs], query, config.k1, config.b, df, len(docs))
+    file_postings = ev.corpus.postings(query)
+    df, nb, _ = _statistics(ev.corpus, file_postings)
+    df = df if df is not None else {t: len(refs) for t, refs in file_postings.items()}
+    sym_scores = _bm25(sym_postings, [sum(d.values()) for d in sym_docs], query, config.k1, config.b, df,
+                       nb if nb is not None else len(docs))
     best_sym = max(sym_scores, default=0.0) or 1.0
     per_file_syms: dict[int, list[tuple[float, int]]] = {}
     for (i, j), s in zip(sym_index, sym_scores):
@@ -306,22 +332,31 @@ def _confidence(candidates: list[Candidate]) -> float:
     return round(max(0.05, min(0.9, conf)), 2)
 
 
-def _walk(root: Path) -> list[str]:
-    return [f.path for f in walk_files(root, extensions=EXTENSIONS).files]
+def _walk(root: Path, extensions: frozenset[str] = EXTENSIONS | TEXT_SOURCE_EXTENSIONS) -> list[str]:
+    return [f.path for f in walk_files(root, extensions=extensions).files]
+
+
+def _map_definitions(repo_map: RepoMap) -> Callable[[str], Sequence[object] | None]:
+    """The repo map's definitions of a file it parsed; None (found by pattern) for a file in a language it has no
+    grammar for."""
+    mapped = {f.path for f in repo_map.files}
+    return lambda path: repo_map.definitions(path) if path in mapped else None
 
 
 def build_corpus(root: Path, repo_map: RepoMap | None = None,
                  cache_dir: Path | None = None) -> tuple[Corpus, dict[str, float] | None]:
-    """The lexical corpus of a tree (from the repo map's files and definitions when given) and PageRank scores: a
-    tree of `INDEX_MIN_FILES` or more mapped files is read from its persisted index (`funnel.localize.indexed`)."""
+    """The lexical corpus of a tree (from the repo map's files and definitions when given, plus the source files of
+    languages it has no grammar for, read as text) and PageRank scores: a tree of `INDEX_MIN_FILES` or more files is
+    read from its persisted index (`funnel.localize.indexed`)."""
     cache = cache_dir or default_cache_dir()
-    if repo_map is not None and len(repo_map.files) >= INDEX_MIN_FILES:
-        return open_indexed(root, repo_map, cache), {f.path: float(f.score) for f in repo_map.files}
-    if repo_map is not None:
-        paths = [f.path for f in repo_map.files]
-        corpus = Corpus.build(root, paths, definitions=repo_map.definitions, cache_dir=cache)
-        return corpus, {f.path: float(f.score) for f in repo_map.files}
-    return Corpus.build(root, [str(p) for p in _walk(root)], cache_dir=cache), None
+    if repo_map is None:
+        return Corpus.build(root, _walk(root), cache_dir=cache), None
+    pagerank = {f.path: float(f.score) for f in repo_map.files}
+    text_sources = _walk(root, TEXT_SOURCE_EXTENSIONS)
+    if len(repo_map.files) + len(text_sources) >= INDEX_MIN_FILES:
+        return open_indexed(root, repo_map, cache, text_sources=text_sources), pagerank
+    paths = [f.path for f in repo_map.files] + text_sources
+    return Corpus.build(root, paths, definitions=_map_definitions(repo_map), cache_dir=cache), pagerank
 
 
 def rank_report(text: str, root: Path, repo_map: RepoMap | None = None, *, focus: Focus | None = None,

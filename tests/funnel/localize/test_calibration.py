@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from funnel.localize.calibration import Calibration, apply_curve, load_calibration, prime_language
+from funnel.localize.calibration import TEXT_SOURCE, Calibration, apply_curve, load_calibration, prime_language
 from funnel.localize.citations import ranked_locations
 from funnel.localize.corpus import Corpus
 from funnel.localize.rank import rank
@@ -26,11 +26,17 @@ def test_a_language_group_has_its_own_curve_and_every_other_language_the_default
     assert prime_language("README.md") is None and prime_language(None) is None
 
 
+def test_a_prime_suspect_with_no_grammar_takes_the_other_languages_curve_not_pythons():
+    assert prime_language("src/builtin.jq") == TEXT_SOURCE and prime_language("app/Invoice.kt") == TEXT_SOURCE
+    cal = load_calibration()
+    assert cal.curve_for(TEXT_SOURCE) == cal.curve_for("go") != cal.curve_for("python")
+
+
 def test_the_shipped_curves_are_monotone_and_name_only_known_languages():
     cal = load_calibration()
     assert isinstance(cal, Calibration)
     for names, (raw, prob) in ((frozenset(), cal.default), *cal.groups):
-        assert names <= BY_NAME.keys()
+        assert names <= BY_NAME.keys() | {TEXT_SOURCE}
         assert list(raw) == sorted(raw) and list(prob) == sorted(prob) and 0.0 <= prob[0] <= prob[-1] <= 1.0
 
 

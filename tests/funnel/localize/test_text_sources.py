@@ -1,0 +1,100 @@
+"""Source files of languages with no grammar (Kotlin, a jq library, ...) are ranked by their text, with definitions
+found by keyword, in memory and from the persisted index alike, and the offline investigation cites them."""
+
+from __future__ import annotations
+
+from funnel import investigate
+from funnel.explorers.offline import OfflineExplorer
+from funnel.localize.corpus import regex_definitions
+from funnel.localize.indexed import IndexedCorpus
+from funnel.localize.rank import build_corpus, rank
+from repomap import build_repo_map
+from repomap.focus import Focus
+from schemas.enums import Role, StopReason
+from schemas.report import BugReport
+from tests.funnel.localize.test_indexed_corpus import _both, _dump, _write
+
+KT_REPO = {
+    "src/main/kotlin/com/acme/Invoice.kt": (
+        "package com.acme\n\nclass Invoice(val lines: List<Line>) {\n    fun total(): Double {\n"
+        "        var sum = 0.0\n        for (line in lines) {\n            sum += line.price * line.quantity\n"
+        "        }\n        return sum\n    }\n\n    fun averagePrice(): Double {\n"
+        "        return total() / lines.size\n    }\n}\n"
+    ),
+    "src/main/kotlin/com/acme/Line.kt": "package com.acme\n\ndata class Line(val price: Double, val quantity: Int)\n",
+    "src/main/kotlin/com/acme/Report.kt": (
+        "package com.acme\n\nobject Report {\n    fun render(invoice: Invoice): String = \"total ${invoice.total()}\"\n}\n"
+    ),
+    "scripts/release.py": "def release(version):\n    return version\n",
+}
+KT_REPORT = """averagePrice returns NaN when an invoice has no lines
+
+Calling Invoice(emptyList()).averagePrice() gives NaN instead of 0: the average divides by the number of lines.
+"""
+
+
+def test_definitions_of_a_language_without_a_grammar_are_found_by_keyword():
+    spans = regex_definitions("src/main/kotlin/com/acme/Invoice.kt", KT_REPO["src/main/kotlin/com/acme/Invoice.kt"])
+    assert [(s.qualname, s.kind, s.start_line) for s in spans] == [
+        ("Invoice", "class", 3), ("total", "function", 4), ("averagePrice", "function", 12)]
+    jq = regex_definitions("src/builtin.jq", "def nth($n): .[$n];\ndef nth($n; f):\n  last(limit($n + 1; f));\n")
+    assert [(s.name, s.start_line, s.end_line) for s in jq] == [("nth", 1, 1), ("nth", 2, 4)]
+
+
+def test_a_kotlin_file_is_ranked_by_its_text_beside_the_mapped_files(tmp_path, monkeypatch):
+    root = _write(tmp_path / "repo", KT_REPO)
+    assert [f.path for f in build_repo_map(root).files] == ["scripts/release.py"], "the map parses no Kotlin"
+    memory, indexed, a, b = _both(root, tmp_path / "cache", KT_REPORT, monkeypatch)
+    assert "src/main/kotlin/com/acme/Invoice.kt" in memory.by_path and "scripts/release.py" in memory.by_path
+    assert a.candidates[0].path == "src/main/kotlin/com/acme/Invoice.kt"
+    assert a.candidates[0].symbols[0].span.qualname == "averagePrice"
+    assert isinstance(indexed, IndexedCorpus) and _dump(a) == _dump(b)
+
+
+def test_a_changed_text_source_updates_the_index(tmp_path, monkeypatch):
+    root = _write(tmp_path / "repo", KT_REPO)
+    _both(root, tmp_path / "cache", KT_REPORT, monkeypatch)
+    (root / "src/main/kotlin/com/acme/Line.kt").write_text(
+        "package com.acme\n\ndata class Line(val price: Double, val quantity: Int) {\n"
+        "    fun averagePrice(): Double = price / quantity\n}\n")
+    _, indexed, _, after = _both(root, tmp_path / "cache", KT_REPORT, monkeypatch)
+    assert indexed.stats.mode == "patched" and indexed.stats.counted == 1
+    line = next(c for c in after.candidates if c.path == "src/main/kotlin/com/acme/Line.kt")
+    assert "averagePrice" in [s.span.qualname for s in line.symbols]
+
+
+async def test_offline_investigation_of_a_kotlin_repository_cites_the_dividing_line(tmp_path):
+    root = _write(tmp_path / "repo", KT_REPO)
+    title, _, body = KT_REPORT.partition("\n")
+    result = await investigate(BugReport(title=title, body=body), root, explorer=OfflineExplorer())
+    diagnosis = result.diagnosis
+    assert diagnosis.termination.reason == StopReason.done, diagnosis.termination
+    first = diagnosis.affected_files[0]
+    assert (first.path, first.symbol, first.role) == ("src/main/kotlin/com/acme/Invoice.kt", "averagePrice", Role.cause)
+    assert first.line_start <= 13 <= first.line_end
+
+
+
+def test_a_text_source_enters_by_its_own_score_without_moving_the_parsed_files(tmp_path):
+    files = {
+        "shop/orders.py": "def average(orders):\n    return sum(o.total for o in orders) / len(orders)\n",
+        "shop/invoice.py": "def invoice_total(lines):\n    return sum(line.price for line in lines)\n",
+        "shop/util.py": "def clamp(value, low, high):\n    return max(low, min(value, high))\n",
+    }
+    report = "average of orders divides by zero\n\nThe invoice total of no orders is a ZeroDivisionError in average."
+    root = _write(tmp_path / "repo", files)
+
+    def file_parts() -> dict[str, float]:
+        corpus, pagerank = build_corpus(root, build_repo_map(root), tmp_path / "terms")
+        ranking = rank(corpus, report, Focus.from_text(report), pagerank=pagerank)
+        return {c.path: c.parts.get("file", 0.0) for c in ranking.candidates}
+
+    before = file_parts()
+    (root / "shop/Orders.kt").write_text("fun average(orders: List<Order>) = orders.sumOf { it.total } / orders.size\n"
+                                         "// average orders invoice total zero division\n")
+    after = file_parts()
+    assert "shop/Orders.kt" in after
+    parsed = sorted(before, key=before.get, reverse=True)
+    assert sorted(parsed, key=after.get, reverse=True) == parsed
+    ratio = [after[p] / before[p] for p in parsed if before[p]]
+    assert max(ratio) - min(ratio) < 1e-9, "the parsed files' BM25 is scaled, never reordered by the Kotlin file"
