@@ -171,11 +171,12 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
     first = out[0]
     lo, hi = _definition(first)
     anchor = linked[0] if linked else anchor
-    if anchor is not None and config.evidence_window and not linked:
-        evidence = _evidence(lines, first, anchor, findings, terms)
-        first.start, first.end = evidence_window(anchor, lo, hi, config.first_range_lines, evidence)
-    elif anchor is not None:
-        first.start, first.end = window(anchor, lo, hi, config.first_range_lines)
+    if anchor is not None:
+        if config.evidence_window and not linked:
+            evidence = _evidence(lines, first, anchor, findings, terms)
+            first.start, first.end = evidence_window(anchor, lo, hi, config.first_range_lines, evidence)
+        else:
+            first.start, first.end = window(anchor, lo, hi, config.first_range_lines)
         first.focus_lines = [anchor] + [ln for ln in first.focus_lines if ln != anchor and first.start <= ln <= first.end]
     elif config.first_range_lines > 0:
         first.end = min(first.end, first.start + config.first_range_lines - 1)

@@ -89,3 +89,4 @@ def test_narrow_prime_cites_the_stretch_where_the_report_terms_gather():
     placed, plain = first(WriterConfig()), first(WriterConfig(evidence_window=False))
     assert plain.start <= 10 <= plain.end and plain.end < 21
     assert placed.start <= 10 and placed.end >= 23 and placed.end - placed.start + 1 == 15
+    assert placed.focus_lines[0] == plain.focus_lines[0] == 10, "the selected line stays the one quoted first"
