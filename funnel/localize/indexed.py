@@ -271,10 +271,11 @@ def _reader(root: Path, repo_map: RepoMap, max_file_bytes: int, text_sources: fr
     return read
 
 
-def _text_key(gate: Gate, path: str) -> bytes:
-    """The content key of a file the map does not parse (a digest of its bytes; empty when it cannot be read)."""
+def _text_key(gate: Gate, path: str, max_file_bytes: int) -> bytes:
+    """The content key of a file the map does not parse (a digest of its bytes; empty when it cannot be read or is
+    larger than the corpus reads)."""
     try:
-        return hashlib.blake2b(gate.read_bytes(path), digest_size=16).digest()
+        return hashlib.blake2b(gate.read_bytes(path, max_bytes=max_file_bytes), digest_size=16).digest()
     except (Refused, OSError):
         return b""
 
@@ -285,7 +286,7 @@ def open_indexed(root: Path, repo_map: RepoMap, cache_dir: Path, *, text_sources
     brought up to date first."""
     gate = Gate(root)
     paths = [f.path for f in repo_map.files] + list(text_sources)
-    texts = [(p, _text_key(gate, p)) for p in text_sources]
+    texts = [(p, _text_key(gate, p, max_file_bytes)) for p in text_sources]
     entries = sorted([(f.path, repo_map.content_key(f.path) or b"") for f in repo_map.files] + texts)
     tree_key = repo_map.tree_key
     if texts:
