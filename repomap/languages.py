@@ -60,6 +60,11 @@ parser generator's input): the repo map does not parse them, the offline ranking
 definitions. Shell scripts are left out: in most projects they are tooling."""
 
 
+def is_text_source(path: str) -> bool:
+    """A source file of a language with no grammar here (`TEXT_SOURCE_EXTENSIONS`), by its name."""
+    return os.path.splitext(path)[1].lower() in TEXT_SOURCE_EXTENSIONS
+
+
 CPP_HEADER = re.compile(
     rb"^[ \t]*(?:template[ \t]*<|namespace(?:[ \t]+[A-Za-z_][\w:]*)?\s*\{|(?:class|struct)[ \t]+[A-Za-z_]\w*"
     rb"[ \t]*(?:final[ \t]*)?:[ \t]*(?:public|protected|private|virtual)\b|(?:public|protected|private)[ \t]*:"

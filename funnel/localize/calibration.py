@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from repomap.languages import TEXT_SOURCE_EXTENSIONS, language_for
+from repomap.languages import is_text_source, language_for
 
 __all__ = ("CALIBRATION_FILE", "TEXT_SOURCE", "Calibration", "Curve", "apply_curve", "calibrated", "load_calibration",
            "prime_language")
@@ -81,7 +81,7 @@ def prime_language(path: str | None, data: bytes | None = None) -> str | None:
     """The language of a prime suspect file: its grammar's name, from its bytes too when given (a C++ header is C++);
     `TEXT_SOURCE` for a source file of a language with no grammar; None for no file or any other file."""
     spec = language_for(path, data) if path else None
-    if spec is None and path and Path(path).suffix.lower() in TEXT_SOURCE_EXTENSIONS:
+    if spec is None and path and is_text_source(path):
         return TEXT_SOURCE
     return spec.name if spec is not None else None
 

@@ -14,12 +14,12 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from funnel.localize.term_cache import TermCache
 from repomap.gate import Gate, Refused
-from repomap.languages import TEXT_SOURCE_EXTENSIONS
+from repomap.languages import is_text_source
 
 __all__ = ("SymbolSpan", "FileDoc", "Corpus", "tokenize", "split_identifier", "regex_definitions", "count_file",
            "spans_of", "is_generated", "declares_version", "vendored_paths", "path_tokens")
@@ -199,6 +199,11 @@ class Corpus:
     def lengths(self) -> list[int]:
         """Each file's number of terms, in `docs` order."""
         return [d.length for d in self.docs]
+
+    @cached_property
+    def text_sources(self) -> frozenset[int]:
+        """Indexes in `docs` of the files read as text (`repomap.languages.is_text_source`)."""
+        return frozenset(i for path, i in self.by_path.items() if is_text_source(path))
 
     @property
     def names(self) -> Mapping[str, list[tuple[int, int]]]:
@@ -383,7 +388,7 @@ def regex_definitions(path: str, text: str) -> list[SymbolSpan]:
             spans.append(SymbolSpan(name, qual, "class" if kw == "class" else "function", line, max(line, end)))
         return spans
     starts = []
-    keyword = Path(path).suffix.lower() in TEXT_SOURCE_EXTENSIONS
+    keyword = is_text_source(path)
     for m in (_KEYWORD_DEF if keyword else _BRACE_DEF).finditer(text):
         name = m.group(2) if keyword else m.group(2) or m.group(3)
         if not name or name in ("if", "for", "while", "switch", "return", "catch", "else"):

@@ -41,6 +41,7 @@ from funnel.localize.corpus_index import (
 )
 from funnel.tools._rg import find_rg
 from repomap.gate import Gate, Refused
+from repomap.languages import is_text_source
 
 if TYPE_CHECKING:
     from repomap import RepoMap
@@ -246,11 +247,10 @@ def _count(root: str, items: list[tuple[str, list[tuple] | None]], max_file_byte
             for path, spans in items]
 
 
-def _reader(root: Path, repo_map: RepoMap, max_file_bytes: int, text_sources: frozenset[str] = frozenset()
-            ) -> Callable[[list[str]], Iterator[FileRecord]]:
+def _reader(root: Path, repo_map: RepoMap, max_file_bytes: int) -> Callable[[list[str]], Iterator[FileRecord]]:
     """Counts files in order, in a pool of processes (one per core) when there are many."""
     def read(paths: list[str]) -> Iterator[FileRecord]:
-        items = [(p, None if p in text_sources else [dataclasses.astuple(s) for s in spans_of(repo_map.definitions(p))])
+        items = [(p, None if is_text_source(p) else [dataclasses.astuple(s) for s in spans_of(repo_map.definitions(p))])
                  for p in paths]
         batches = [items[i: i + _BATCH] for i in range(0, len(items), _BATCH)]
         workers = min(len(batches), os.cpu_count() or 1)
@@ -292,6 +292,6 @@ def open_indexed(root: Path, repo_map: RepoMap, cache_dir: Path, *, text_sources
     if texts:
         tree_key = hashlib.blake2b(tree_key + b"".join(p.encode() + b"\0" + k for p, k in texts)).digest()
     index = CorpusIndex(index_path(cache_dir, root))
-    stats = index.sync(entries, tree_key, _reader(root, repo_map, max_file_bytes, frozenset(text_sources)))
+    stats = index.sync(entries, tree_key, _reader(root, repo_map, max_file_bytes))
     index.begin_read()
     return IndexedCorpus(root, index, paths, gate, max_file_bytes, stats)

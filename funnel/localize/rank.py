@@ -11,7 +11,6 @@ BM25, definitions the title names) then reorder the files after the first.
 from __future__ import annotations
 
 import math
-import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -49,7 +48,7 @@ from funnel.localize.signals import (
 from funnel.localize.term_cache import default_cache_dir
 from repomap import RepoMap
 from repomap.focus import Focus, strip_frames
-from repomap.languages import EXTENSIONS, TEXT_SOURCE_EXTENSIONS
+from repomap.languages import EXTENSIONS, TEXT_SOURCE_EXTENSIONS, is_text_source
 from repomap.walk import walk_files
 
 __all__ = ("CONTEXT_PARTS", "Candidate", "CandidateRanking", "CandidateSymbol", "Partners", "RankConfig",
@@ -99,21 +98,14 @@ def _bm25(postings: Mapping[str, list[tuple[int, int]]], lengths: list[int], que
     return scores
 
 
-def _text_docs(corpus: Corpus) -> frozenset[int]:
-    """The files read as text (languages with no grammar) of a tree that also has parsed files: BM25 takes its
-    statistics from the parsed files alone, so such a file enters the ranking by its own score without moving the
-    others. Empty when there are none, or nothing else."""
-    text = frozenset(i for path, i in corpus.by_path.items()
-                     if posixpath.splitext(path)[1].lower() in TEXT_SOURCE_EXTENSIONS)
-    return text if len(text) < len(corpus.docs) else frozenset()
-
-
 def _statistics(corpus: Corpus, postings: Mapping[str, list[tuple[int, int]]]
-                ) -> tuple[dict[str, int] | None, int | None, float | None]:
-    """(document frequencies, documents, mean length) of the parsed files for `_bm25`; Nones: the corpus' own."""
-    skip = _text_docs(corpus)
-    if not skip:
-        return None, None, None
+                ) -> tuple[dict[str, int], int, float | None]:
+    """(document frequencies, documents, mean length) BM25 reads: in a tree that has both, those of the parsed files
+    alone, so a file read as text (`Corpus.text_sources`) enters by its own score without moving the others; else
+    the corpus' own (the mean length None: `_bm25` takes it from the lengths)."""
+    skip = corpus.text_sources
+    if not skip or len(skip) == len(corpus.docs):
+        return {t: len(refs) for t, refs in postings.items()}, len(corpus.docs), None
     kept = [length for i, length in enumerate(corpus.lengths) if i not in skip]
     df = {t: sum(1 for i, _ in refs if i not in skip) for t, refs in postings.items()}
     return df, len(kept), sum(kept) / len(kept) or 1.0
@@ -195,11 +187,8 @@ def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) ->
     for k, d in enumerate(sym_docs):
         for t in d.keys() & wanted:
             sym_postings[t].append((k, d[t]))
-    file_postings = ev.corpus.postings(query)
-    df, nb, _ = _statistics(ev.corpus, file_postings)
-    df = df if df is not None else {t: len(refs) for t, refs in file_postings.items()}
-    sym_scores = _bm25(sym_postings, [sum(d.values()) for d in sym_docs], query, config.k1, config.b, df,
-                       nb if nb is not None else len(docs))
+    df, nb, _ = _statistics(ev.corpus, ev.corpus.postings(query))
+    sym_scores = _bm25(sym_postings, [sum(d.values()) for d in sym_docs], query, config.k1, config.b, df, nb)
     best_sym = max(sym_scores, default=0.0) or 1.0
     per_file_syms: dict[int, list[tuple[float, int]]] = {}
     for (i, j), s in zip(sym_index, sym_scores):
@@ -339,8 +328,7 @@ def _walk(root: Path, extensions: frozenset[str] = EXTENSIONS | TEXT_SOURCE_EXTE
 def _map_definitions(repo_map: RepoMap) -> Callable[[str], Sequence[object] | None]:
     """The repo map's definitions of a file it parsed; None (found by pattern) for a file in a language it has no
     grammar for."""
-    mapped = {f.path for f in repo_map.files}
-    return lambda path: repo_map.definitions(path) if path in mapped else None
+    return lambda path: None if is_text_source(path) else repo_map.definitions(path)
 
 
 def build_corpus(root: Path, repo_map: RepoMap | None = None,
