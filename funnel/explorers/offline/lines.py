@@ -106,7 +106,7 @@ def _evidence(lines: list[str], cite: Citation, anchor: int, findings: list[Find
     of the terms it has in common with the report and each finding's share of the best finding (both relative to
     the best line of the definition)."""
     lo, hi = _definition(cite)
-    shown = {i: lines[i - 1] for i in range(lo, min(hi, len(lines)) + 1)}
+    shown = _numbered(lines, lo, hi)
     out: dict[int, float] = {anchor: 1.0}
     for found in (line_scores(shown, lo - 1, hi, terms),
                   {f.line: f.score for f in findings if f.symbol == cite.symbol and lo <= f.line <= hi}):
@@ -115,6 +115,11 @@ def _evidence(lines: list[str], cite: Citation, anchor: int, findings: list[Find
             if top > 0 and value > 0:
                 out[ln] = out.get(ln, 0.0) + value / top
     return out
+
+
+def _numbered(lines: list[str], lo: int, hi: int) -> dict[int, str]:
+    """Lines `lo` to `hi` (1-based) of a file, by number."""
+    return {i: lines[i - 1] for i in range(lo, min(hi, len(lines)) + 1)}
 
 
 def _definition(cite: Citation) -> tuple[int, int]:
@@ -166,7 +171,7 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
     else:
         first = out[0]
         lo, hi = _definition(first)
-        shown = {i: lines[i - 1] for i in range(lo, min(hi, len(lines)) + 1)}
+        shown = _numbered(lines, lo, hi)
         anchor = first.focus_lines[0] if first.focus_lines else best_line(shown, lo, hi, terms)
     first = out[0]
     lo, hi = _definition(first)
