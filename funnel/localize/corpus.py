@@ -361,8 +361,7 @@ _BRACE_DEF = re.compile(
 
 
 def regex_definitions(path: str, text: str) -> list[SymbolSpan]:
-    """Definitions found by pattern (when no repo map is at hand, or the file's language has no grammar): Python by
-    indent, languages with no grammar by keyword, others by braces."""
+    """Definitions by pattern (no repo map, or no grammar): Python by indent, no grammar by keyword, else braces."""
     lines = text.split("\n")
     spans: list[SymbolSpan] = []
     if path.endswith((".py", ".pyi")):
