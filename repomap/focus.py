@@ -1,8 +1,8 @@
 """What a bug report points at: identifiers, dotted names, paths, stack-trace frames, messages and code.
 
 Shared by the repo map (to personalize ranking) and the offline investigator. Stack traces are read
-from Python, JavaScript/Node, Java/Kotlin, Go, Rust, Ruby, PHP and .NET output, plus the generic `path:line` form that
-C/C++ compilers, sanitizers and most tools print.
+from Python, JavaScript/Node, Java/Kotlin, Go, Rust, Ruby, PHP and .NET output, native backtraces (gdb, lldb and the
+sanitizers' numbered `#N ... file.c:L` frames), plus the generic `path:line` form that compilers and most tools print.
 """
 
 from __future__ import annotations
@@ -34,6 +34,13 @@ _PHP_ERROR = re.compile(r"\bin ((?:[A-Za-z]:)?[^\s:]+\.(?:php|phtml|inc))(?: on 
 _DOTNET_FRAME = re.compile(r"^\s*at\s+([^\s(]+)\([^\n]*?\)\s+in\s+(.+?\.(?:cs|vb|fs)):line (\d+)", re.M)
 _RUST_PANIC = re.compile(r"panicked at (?:'[^'\n]*', |\"[^\"\n]*\", )?([^\s:'\"]+\.rs):(\d+)(?::\d+)?")
 _RUST_FRAME = re.compile(r"^\s*\d+:\s+(?:0x[0-9a-f]+ - )?([\w:<>$.{}\s]+?)\n\s+at\s+(\S+\.rs):(\d+)", re.M)
+_NATIVE_FRAME = re.compile(
+    r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?([^\n]*?)\s+(?:at\s+)?"
+    r"((?:[A-Za-z]:)?[\w./\\+-]*[\w-]\.(?:c|h|cc|cpp|cxx|hpp|hh|hxx|m|mm|rs|go|swift|zig)):(\d+)(?::\d+)?\b",
+    re.M,
+)
+"""A numbered backtrace frame, innermost first: gdb's `#4  0x… in jv_string_implode (j=...) at jv.c:717`, lldb's,
+and a sanitizer's `#0 0x… in decUnitCompare src/decNumber/decNumber.c:6257`."""
 _GENERIC_FRAME = re.compile(
     r"(?<![\w/.\"'-])((?:[A-Za-z]:)?[\w./\\-]*[\w-]\.(?:c|h|cc|cpp|cxx|hpp|hh|rb|php|cs|swift|m|mm|lua|go|rs|"
     r"py|js|ts|tsx|jsx|java|kt)):(\d+)(?::\d+)?\b"
@@ -74,7 +81,7 @@ class Frame:
     """Function name, when printed."""
     language: str = "python"
     """Which runtime printed the trace (`python`, `javascript`, `java`, `go`, `rust`, `ruby`, `php`, `dotnet`,
-    `generic`)."""
+    `native` for gdb, lldb and sanitizer backtraces, `generic`)."""
 
 
 @dataclass(frozen=True)
@@ -194,8 +201,12 @@ def parse_frames(text: str) -> tuple[Frame, ...]:
             continue
         fn = m.group(1)
         add(m.start(), Frame(path, int(m.group(3)), fn.split(" [as ")[0] if fn else None, "javascript"))
+    for m in _NATIVE_FRAME.finditer(text):
+        function = re.split(r"\s*\(", m.group(1), maxsplit=1)[0].strip()
+        add(m.start(), Frame(m.group(2), int(m.group(3)), function or None, "native"))
     for m in _GENERIC_FRAME.finditer(text):
-        path = m.group(1).replace("\\", "/")
+        # `file:///app/lib/x.js:3` leaves `///app/lib/x.js` here, the JavaScript frame `/app/lib/x.js`: one frame
+        path = re.sub(r"^/{2,}", "/", m.group(1).replace("\\", "/"))
         if (path, int(m.group(2))) not in taken and not any(f.path.endswith(path) for _, f in found):
             add(m.start(), Frame(path, int(m.group(2)), None, "generic"))
     found.sort(key=lambda item: item[0])

@@ -124,8 +124,27 @@ def test_rust_panic_location_and_backtrace_frames():
 
 
 def test_generic_path_line_form_is_read_for_c_sources():
-    frames = parse_frames("==1==ERROR: AddressSanitizer: heap-buffer-overflow\n    #0 0x4 in copy src/buf.c:120:9\n")
+    frames = parse_frames("src/buf.c:120:9: runtime error: index 7 out of bounds for type 'char [4]'\n")
     assert [(f.path, f.line, f.language) for f in frames] == [("src/buf.c", 120, "generic")]
+
+
+def test_sanitizer_and_gdb_backtraces_are_native_frames_innermost_first():
+    asan = parse_frames("==1==ERROR: AddressSanitizer: heap-buffer-overflow\n    #0 0x4 in copy src/buf.c:120:9\n"
+                        "    #1 0x5 in main src/main.c:7\n")
+    assert [(f.path, f.line, f.function, f.language) for f in asan] == [
+        ("src/buf.c", 120, "copy", "native"), ("src/main.c", 7, "main", "native")]
+    gdb = parse_frames("#4  0x00007ffff7babe46 in jv_string_implode (j=...) at jv.c:717\n"
+                       "#5  0x00007ffff7ba73dd in f_string_implode (jq=<optimized out>, a=...) at builtin.c:969\n")
+    assert [(f.path, f.function, f.language) for f in gdb] == [
+        ("jv.c", "jv_string_implode", "native"), ("builtin.c", "f_string_implode", "native")]
+
+
+def test_a_node_frame_printed_as_a_file_url_is_read_once():
+    frames = parse_frames("Error: too long\n    at Object.isFormData (file:///app/node_modules/axios/lib/utils.js:195:42)\n"
+                          "    at transform (file:///app/node_modules/axios/lib/core/transformData.js:22:15)\n")
+    assert [(f.path, f.line, f.language) for f in frames] == [
+        ("/app/node_modules/axios/lib/utils.js", 195, "javascript"),
+        ("/app/node_modules/axios/lib/core/transformData.js", 22, "javascript")]
 
 
 def test_frames_map_to_repository_files_by_suffix():

@@ -87,6 +87,30 @@ TypeError: Cannot read properties of undefined (reading 'length')
     at /srv/app/node_modules/express/lib/router.js:284:7
 """
 
+ESM_REPORT = """Crash when the token header is missing
+
+TypeError: Cannot read properties of undefined (reading 'length')
+    at parseHeader (file:///srv/app/node_modules/srv/src/lib/header.js:3:14)
+    at handle (file:///srv/app/node_modules/srv/src/server.js:3:10)
+    at file:///srv/app/node_modules/srv/src/server.js:5:1
+"""
+
+C_REPO = {
+    "Makefile": "all:\n\tcc -o jq src/*.c\n",
+    "src/main.c": "int main(int argc, char **argv) {\n    return process(argv[1]);\n}\n",
+    "src/execute.c": "int process(const char *text) {\n    return implode(parse(text));\n}\n",
+    "src/jv.c": "int implode(struct value *v) {\n    int n = v->count;\n    return v->items[n - 1];\n}\n\n"
+                "int explode(struct value *v) {\n    return v->count;\n}\n",
+}
+GDB_REPORT = """implode aborts on a number
+
+#0  0x00007ffff729da28 in __GI_raise (sig=sig@entry=6) at ../sysdeps/unix/sysv/linux/raise.c:55
+#1  0x00007ffff729f62a in __GI_abort () at abort.c:89
+#2  0x00007ffff7babe46 in implode (v=...) at jv.c:3
+#3  0x00007ffff7ba73dd in process (text=...) at execute.c:2
+#4  0x0000555555555fe1 in main (argc=..., argv=...) at main.c:2
+"""
+
 JAVA_REPO = {
     "pom.xml": "<project/>",
     "src/main/java/com/example/shop/OrderService.java": (
@@ -145,16 +169,24 @@ def _make(tmp_path: Path, files: dict[str, str]) -> Path:
         (GO_REPO, GO_REPORT, "internal/queue/ring.go", "Pop"),
         (RUST_REPO, RUST_REPORT, "src/parser/lexer.rs", "next_token"),
         (NODE_REPO, NODE_REPORT, "src/lib/header.js", "parseHeader"),
+        (NODE_REPO, ESM_REPORT, "src/lib/header.js", "parseHeader"),
         (JAVA_REPO, JAVA_REPORT, "src/main/java/com/example/shop/OrderService.java", "total"),
         (PY_REPO, PY_REPORT, "pkg/client.py", "request"),
     ],
-    ids=["go-panic", "rust-panic", "node-trace", "java-exception", "python-code-block"],
+    ids=["go-panic", "rust-panic", "node-trace", "node-esm-trace", "java-exception", "python-code-block"],
 )
 def test_ranker_puts_the_faulty_file_first(tmp_path, files, report, expected, symbol):
     root = _make(tmp_path, files)
     ranking, _ = rank_report(report, root, None, cache_dir=tmp_path / "cache")
     assert ranking.candidates[0].path == expected
     assert ranking.candidates[0].symbols[0].span.name == symbol
+
+
+def test_a_native_backtrace_weighs_its_innermost_repository_frame_most(tmp_path):
+    root = _make(tmp_path, C_REPO)
+    ranking, _ = rank_report(GDB_REPORT, root, None, cache_dir=tmp_path / "cache")
+    frame = {c.path: c.parts.get("frame", 0.0) for c in ranking.candidates}
+    assert frame["src/jv.c"] > frame["src/execute.c"] > frame["src/main.c"] > 0
 
 
 def test_ranker_uses_the_repo_map_when_given(tmp_path):
