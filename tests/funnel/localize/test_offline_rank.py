@@ -189,6 +189,35 @@ def test_a_native_backtrace_weighs_its_innermost_repository_frame_most(tmp_path)
     assert frame["src/jv.c"] > frame["src/execute.c"] > frame["src/main.c"] > 0
 
 
+COMPILER_REPORT = """implode no longer compiles
+
+src/jv.c:3:12: error: invalid operands to binary expression
+src/execute.c:2:12: note: in instantiation requested here
+src/main.c:2:12: note: in instantiation requested here
+"""
+
+PYTEST_REPORT = """implode test fails
+
+pkg/main.py:2: in run
+    process(argv)
+pkg/jv.py:3: in implode
+    return items[n - 1]
+E   IndexError: list index out of range
+"""
+
+
+def test_a_compiler_error_weighs_its_first_location_most_and_a_pytest_trace_its_last(tmp_path):
+    compiled = _make(tmp_path / "c", C_REPO)
+    ranking, _ = rank_report(COMPILER_REPORT, compiled, None, cache_dir=tmp_path / "cache")
+    frame = {c.path: c.parts.get("frame", 0.0) for c in ranking.candidates}
+    assert frame["src/jv.c"] > frame["src/execute.c"] > frame["src/main.c"] > 0
+    python = _make(tmp_path / "py", {"pkg/__init__.py": "", "pkg/main.py": "def run(argv):\n    process(argv)\n",
+                                     "pkg/jv.py": "def implode(items, n):\n    n = len(items)\n    return items[n - 1]\n"})
+    ranking, _ = rank_report(PYTEST_REPORT, python, None, cache_dir=tmp_path / "cache")
+    frame = {c.path: c.parts.get("frame", 0.0) for c in ranking.candidates}
+    assert frame["pkg/jv.py"] > frame["pkg/main.py"] > 0
+
+
 def test_ranker_uses_the_repo_map_when_given(tmp_path):
     from repomap import build_repo_map
 
