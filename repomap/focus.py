@@ -83,6 +83,13 @@ class Frame:
     """Which runtime printed the trace (`python`, `javascript`, `java`, `go`, `rust`, `ruby`, `php`, `dotnet`,
     `native` for gdb, lldb and sanitizer backtraces, `generic`)."""
 
+    @property
+    def innermost_last(self) -> bool:
+        """Whether this frame's trace prints its innermost frame last: Python's tracebacks (and pytest's
+        `path.py:12:` lines) do; compilers, sanitizers, loggers and the other runtimes print the primary location
+        first."""
+        return self.language == "python" or (self.language == "generic" and self.path.endswith((".py", ".pyx")))
+
 
 @dataclass(frozen=True)
 class Focus:

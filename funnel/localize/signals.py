@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from funnel.localize.candidates import RankConfig
 from funnel.localize.corpus import Corpus, FileDoc
 from funnel.localize.evidence import literal_keys
-from repomap.focus import Focus, Frame, PathMatcher, module_candidates, resolve_frames
+from repomap.focus import Focus, PathMatcher, module_candidates, resolve_frames
 
 __all__ = ("SIGNALS", "Evidence", "Report", "is_code", "is_doc", "is_prose_word", "is_test", "is_test_definition", "is_tooling",
            "path_factor")
@@ -163,19 +163,13 @@ class Evidence:
             self.sym_reasons.setdefault((i, j), []).append(why)
 
 
-def _innermost_last(frame: Frame) -> bool:
-    """Whether the frame's trace prints its innermost frame last: Python's tracebacks (and pytest's `path.py:12:`
-    lines) do; compilers, sanitizers, loggers and the other runtimes print the primary location first."""
-    return frame.language == "python" or (frame.language == "generic" and frame.path.endswith((".py", ".pyx")))
-
-
 def frames(ev: Evidence, report: Report, weight: float, config: RankConfig) -> None:
     """Stack frames resolved into the repository: the innermost in-repository frame strongest."""
     resolved = resolve_frames(report.focus.frames, ev.matcher)
     if not resolved:
         return
-    inner_last = [r for r in resolved if _innermost_last(r[0])]
-    inner_first = [r for r in resolved if not _innermost_last(r[0])]
+    inner_last = [r for r in resolved if r[0].innermost_last]
+    inner_first = [r for r in resolved if not r[0].innermost_last]
     ordered = list(reversed(inner_last)) + inner_first
     for depth, (frame, path) in enumerate(ordered):
         i = ev.corpus.by_path[path]
