@@ -342,12 +342,19 @@ def _execute(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
         # with it: those are run again one by one in a pool of their own, so only the culprit is recorded as
         # crashed; a fresh pool takes the rest.
         suspects: list[Task] = []
+        broken = False
         with ProcessPoolExecutor(max_workers=min(jobs, len(queue)), mp_context=context) as pool:
             running: dict[Future[dict[str, Any]], Task] = {}
-            while (queue and not suspects) or running:
-                while queue and not suspects and len(running) < jobs:
+            while (queue and not broken) or running:
+                while queue and not broken and len(running) < jobs:
                     task = queue.pop()
-                    running[pool.submit(run_task, task)] = task
+                    try:
+                        running[pool.submit(run_task, task)] = task
+                    except BrokenProcessPool:  # it broke while the last record was being written: not started
+                        queue.append(task)
+                        broken = True
+                if not running:
+                    break
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
                     task = running.pop(future)
@@ -355,6 +362,7 @@ def _execute(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
                         yield future.result()
                     except BrokenProcessPool:
                         suspects.append(task)
+                        broken = True
                     except Exception as exc:  # noqa: BLE001
                         yield _crashed(task, exc)
         for task in suspects:

@@ -1,9 +1,8 @@
 """A stand-in for `funnel.investigate_sync` in eval tests: it ranks what the problem statement tells it to.
 
 A line `STUB-RANK: path[:symbol][:start-end], ...` in the statement sets the affected files; `STUB-CRASH`
-makes it raise, `STUB-DIE` kills
-its process. Every call is logged (report and keyword arguments) into $EVAL_STUB_LOG, so tests can see
-exactly what reached the investigation, even from spawned worker processes.
+makes it raise, `STUB-DIE` kills its process (`STUB-DIE-ON: <path>`: once that file exists). Every call is
+logged (report and keyword arguments) into $EVAL_STUB_LOG, so tests can see exactly what reached the investigation, even from spawned worker processes.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +36,8 @@ def investigate(report, root, **kwargs):  # type: ignore[no-untyped-def]
                  "kwargs": {k: str(v) for k, v in kwargs.items()}, "pid": os.getpid()}
         (Path(log) / f"{uuid.uuid4().hex}.json").write_text(json.dumps(entry))
     text = report.text
+    if flag := re.search(r"STUB-DIE-ON: (\S+)", text):
+        _wait_for(Path(flag.group(1)))
     if "STUB-DIE" in text:
         os._exit(3)  # a worker killed outright (out of memory, signal)
     if "STUB-CRASH" in text:
@@ -55,3 +57,10 @@ def investigate(report, root, **kwargs):  # type: ignore[no-untyped-def]
     diagnosis = Diagnosis(affected_files=affected, termination=Termination(reason=StopReason.done),
                           stats=RunStats(tool_calls=len(affected) * 2, input_tokens=100, output_tokens=10))
     return StubResult(diagnosis)
+
+
+def _wait_for(path: Path, limit: float = 120.0) -> None:
+    waited = 0.0
+    while not path.exists() and waited < limit:
+        time.sleep(0.05)
+        waited += 0.05

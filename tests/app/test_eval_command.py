@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -10,6 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
+from app.evaluation import runner
+from app.evaluation.data import load_repo_table, parse_instance
 from app.evaluation.runner import describe_result
 from funnel.localize.citations import RankedLocations
 from tests.app import _eval_repo as fx
@@ -241,6 +244,49 @@ def test_a_worker_killed_outright_is_recorded_and_the_others_finish(bench):
     assert records["acme__calc-2"]["error"] is None  # a bystander of the broken pool runs again alone
     assert records["acme__calc-3"]["error"] is None  # ran in a fresh pool
     assert records["acme__calc-3"]["ranked_files"] == ["pkg/util.py"]
+
+
+@pytest.mark.slow
+def test_a_pool_broken_while_a_record_is_written_does_not_lose_the_next_instance(bench):
+    # The culprit dies only while the parent writes the bystander's record, so the next submit finds the
+    # pool already broken: that instance was never started and must run in the fresh pool.
+    flag = bench["dir"] / "die-now"
+    rows = bench["rows"]
+    rows[0]["problem_statement"] = f"Dies\nSTUB-DIE-ON: {flag}"
+    instances = [parse_instance(row) for row in rows]
+    table = load_repo_table(bench["repos"])
+
+    def on_record(record: dict) -> None:
+        if flag.exists():
+            return
+        flag.touch()
+        _wait_until_dead(_pid_of(bench, "STUB-DIE-ON"))
+        time.sleep(1.0)  # the pool's manager thread marks the pool broken
+
+    options = runner.RunOptions(out_dir=bench["out"], cache_dir=bench["cache"], jobs=2, investigate=STUB,
+                                on_record=on_record)
+    records = runner.run(instances, table, options)
+    assert sorted(records) == ["acme__calc-1", "acme__calc-2", "acme__calc-3"]
+    assert records["acme__calc-1"]["termination"] == "crashed"
+    assert records["acme__calc-2"]["error"] is None and records["acme__calc-3"]["error"] is None
+
+
+def _pid_of(bench, marker: str) -> int:
+    for _ in range(1200):
+        for call in stub_calls(bench):
+            if marker in call["report"]["body"] + call["report"]["title"]:
+                return call["pid"]
+        time.sleep(0.05)
+    raise AssertionError(f"no stub call with {marker}")
+
+
+def _wait_until_dead(pid: int) -> None:
+    stat = Path(f"/proc/{pid}/stat")
+    for _ in range(1200):
+        if not stat.exists() or stat.read_text().split(") ")[-1].startswith("Z"):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"worker {pid} still alive")
 
 
 def test_results_carry_the_deeper_ranking_and_report_only_rescoring_needs_no_repos(bench):
