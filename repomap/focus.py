@@ -91,6 +91,11 @@ class Frame:
         return self.language == "python" or (self.language == "generic" and self.path.endswith((".py", ".pyx")))
 
 
+def innermost_first(frames: Sequence[Frame]) -> list[Frame]:
+    """The frames of a report, innermost first: each trace's own printed order read by `Frame.innermost_last`."""
+    return [f for f in reversed(frames) if f.innermost_last] + [f for f in frames if not f.innermost_last]
+
+
 @dataclass(frozen=True)
 class Focus:
     """The parts of a report that steer ranking; empty means no personalization."""

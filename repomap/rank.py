@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from repomap.focus import Focus, is_library_path, normalize_frame_path
+from repomap.focus import Focus, innermost_first, is_library_path, normalize_frame_path
 from repomap.graph import Graph, build_graph
 from repomap.graph_tables import module_keys, normalize_import
 
@@ -109,10 +109,11 @@ def personalization(graph: Graph, focus: Focus | None) -> tuple[np.ndarray, set[
 
     for text in focus.paths:
         add_files(match_path(graph, normalize_frame_path(text)), PATH_WEIGHT)
-    frames = [f for f in focus.frames if not is_library_path(f.path)]
-    for pos, frame in enumerate(frames):
-        # innermost frames (printed last) point closest to the failure
-        add_files(match_path(graph, normalize_frame_path(frame.path)), PATH_WEIGHT * (1.0 + pos / max(len(frames), 1)))
+    frames = innermost_first([f for f in focus.frames if not is_library_path(f.path)])
+    for depth, frame in enumerate(frames):
+        # innermost frames point closest to the failure
+        weight = PATH_WEIGHT * (1.0 + (len(frames) - 1 - depth) / len(frames))
+        add_files(match_path(graph, normalize_frame_path(frame.path)), weight)
         if frame.function:
             name = frame.function.replace("::", ".").rpartition(".")[2]
             mentioned.add(name)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from funnel.localize.candidates import RankConfig
 from funnel.localize.corpus import Corpus, FileDoc
 from funnel.localize.evidence import literal_keys
-from repomap.focus import Focus, PathMatcher, module_candidates, resolve_frames
+from repomap.focus import Focus, PathMatcher, innermost_first, module_candidates, resolve_frames
 
 __all__ = ("SIGNALS", "Evidence", "Report", "is_code", "is_doc", "is_prose_word", "is_test", "is_test_definition", "is_tooling",
            "path_factor")
@@ -165,13 +165,7 @@ class Evidence:
 
 def frames(ev: Evidence, report: Report, weight: float, config: RankConfig) -> None:
     """Stack frames resolved into the repository: the innermost in-repository frame strongest."""
-    resolved = resolve_frames(report.focus.frames, ev.matcher)
-    if not resolved:
-        return
-    inner_last = [r for r in resolved if r[0].innermost_last]
-    inner_first = [r for r in resolved if not r[0].innermost_last]
-    ordered = list(reversed(inner_last)) + inner_first
-    for depth, (frame, path) in enumerate(ordered):
+    for depth, (frame, path) in enumerate(resolve_frames(innermost_first(report.focus.frames), ev.matcher)):
         i = ev.corpus.by_path[path]
         value = weight if depth == 0 else weight * config.frame_decay / depth
         ev.bump(i, "frame", value, f"stack frame {frame.path}:{frame.line}" + (f" in {frame.function}" if frame.function else ""))

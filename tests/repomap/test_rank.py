@@ -83,6 +83,20 @@ def test_a_dotted_module_mention_does_not_boost_same_named_definitions():
     assert p[graph.paths.index("grammar.py")] == 0
 
 
+def test_the_innermost_frame_weighs_most_in_either_printed_order():
+    graph = _graph({"src/jv.c": "int jv_free(int j) {\n  return j;\n}\n",
+                    "src/main.c": "int main(void) {\n  return 0;\n}\n"})
+    gdb = ("#0  0x0000555555 in jv_free (j=...) at src/jv.c:2\n"
+           "#1  0x0000555556 in main () at src/main.c:2\n")
+    p, _ = personalization(graph, Focus.from_text(gdb))
+    assert p[graph.paths.index("src/jv.c")] > p[graph.paths.index("src/main.c")] > 0
+    python = _graph({"app/views.py": "def index():\n    pass\n", "app/models.py": "def save():\n    pass\n"})
+    trace = ('Traceback (most recent call last):\n  File "/srv/app/views.py", line 2, in index\n'
+             '  File "/srv/app/models.py", line 2, in save\n')
+    p, _ = personalization(python, Focus.from_text(trace))
+    assert p[python.paths.index("app/models.py")] > p[python.paths.index("app/views.py")] > 0
+
+
 def test_library_frames_are_ignored_and_repository_frames_weigh_most():
     graph = _graph({"app/views.py": "def index():\n    pass\n", "app/models.py": "def save():\n    pass\n"})
     trace = (
