@@ -11,9 +11,10 @@ Reads the raw confidence of each record: `ranking.raw_confidence` (recorded sinc
 the fix changed". The tune half is the data's even rows, the check half its odd rows (as
 `bench/sweep_offline.py`). Fits isotonic regression (pool adjacent violators; `--method logistic`: Platt scaling)
 on the tune half, checks the expected calibration error (five equal-width bins) on both halves and on every
-`--check-on` set, and with `--write` stores the curve's knots, nothing else. Without `--languages` it fits the
-default curve; with it, the curve of a group of languages (records whose prime suspect is in one of them), kept
-beside the default. A check applies each record the curve of its prime suspect's language, as the writer does.
+`--check-on` set, each beside the error a perfectly calibrated confidence would show there by chance (`_by_chance`),
+and with `--write` stores the curve's knots, nothing else. Without `--languages` it fits the default curve; with
+it, the curve of a group of languages (records whose prime suspect is in one of them), kept beside the default.
+A check applies each record the curve of its prime suspect's language, as the writer does.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.evaluation.metrics import normalize_path  # noqa: E402
+from app.evaluation.metrics import calibration_noise, normalize_path  # noqa: E402
 from funnel.localize.calibration import (  # noqa: E402
     CALIBRATION_FILE,
     TEXT_SOURCE,
@@ -114,6 +115,13 @@ def _calibrated(cal: Calibration, pts: list[Point]) -> list[tuple[float, float]]
     return [(apply_curve(cal.curve_for(lang), x), y) for x, y, lang in pts]
 
 
+def _by_chance(pairs: list[tuple[float, float]]) -> list[float] | None:
+    """What a perfectly calibrated confidence would show on these reports (`metrics.calibration_noise`: mean, 95th
+    percentile)."""
+    noise = calibration_noise([p for p, _ in pairs])
+    return None if noise is None else [round(noise[0], 3), round(noise[1], 3)]
+
+
 def _write(curve: tuple[list[float], list[float]], languages: list[str], method: str, data_name: str) -> None:
     data = json.loads(CALIBRATION_FILE.read_text()) if CALIBRATION_FILE.exists() else {}
     fitted = {"raw": curve[0], "probability": curve[1]}
@@ -162,6 +170,7 @@ def main() -> None:
     for name, pts in (("tune", tune), ("check", check)):
         report[f"{name}_ece_raw"] = round(ece([(x, y) for x, y, _ in pts]), 3)
         report[f"{name}_ece_calibrated"] = round(ece(_calibrated(cal, pts)), 3)
+        report[f"{name}_ece_by_chance"] = _by_chance(_calibrated(cal, pts))
     for spec in args.check_on:
         res, _, data = spec.partition("=")
         a, b = points(Path(res), Path(data))
@@ -169,6 +178,7 @@ def main() -> None:
             report[f"{Path(res).name}{name}_n"] = len(pts)
             report[f"{Path(res).name}{name}_ece_raw"] = round(ece([(x, y) for x, y, _ in pts]), 3)
             report[f"{Path(res).name}{name}_ece_calibrated"] = round(ece(_calibrated(cal, pts)), 3)
+            report[f"{Path(res).name}{name}_ece_by_chance"] = _by_chance(_calibrated(cal, pts))
     print(json.dumps(report, indent=1))
     if args.write:
         _write((xs, ys), languages, args.method, args.data.stem)

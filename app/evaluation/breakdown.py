@@ -63,9 +63,11 @@ def calibration_summary(rows: Sequence[Row]) -> dict[str, Any]:
              if isinstance(r.get("diagnosis"), Mapping) and r["diagnosis"].get("confidence") is not None]
     ece, bins = metrics.calibration(pairs)
     ece_count, _ = metrics.calibration(pairs, scheme="count")
+    noise = metrics.calibration_noise([c for c, _ in pairs])
     return {
         "ece": None if ece is None else round(ece, 3),
         "ece_equal_count": None if ece_count is None else round(ece_count, 3),
+        "ece_noise": None if noise is None else {"mean": round(noise[0], 3), "p95": round(noise[1], 3)},
         "n": len(pairs),
         "bins": [{"low": b.low, "high": b.high, "n": b.n, "confidence": _r(b.confidence), "accuracy": _r(b.accuracy)}
                  for b in bins],
@@ -122,11 +124,19 @@ def calibration_markdown(cal: Mapping[str, Any]) -> list[str]:
     """The calibration error and the reliability table."""
     lines = ["", f"Calibration of `confidence` ({cal['definition']}; {cal['n']} diagnoses): "
                  f"expected calibration error **{_fmt(cal['ece'])}** (with five equal-count bins instead: "
-                 f"{_fmt(cal.get('ece_equal_count'))}).", "",
+                 f"{_fmt(cal.get('ece_equal_count'))}).{_noise_sentence(cal)}", "",
              "| confidence bin | n | mean confidence | prime suspect right |", "|---|---:|---:|---:|"]
     for b in cal["bins"]:
         lines.append(f"| {b['low']:.1f}–{b['high']:.1f} | {b['n']} | {_fmt(b['confidence'])} | {_fmt(b['accuracy'])} |")
     return lines
+
+
+def _noise_sentence(cal: Mapping[str, Any]) -> str:
+    noise = cal.get("ece_noise")
+    if not noise:
+        return ""
+    return (f" A perfectly calibrated confidence would show {_fmt(noise['mean'])} on these {cal['n']} diagnoses "
+            f"by chance alone (95th percentile {_fmt(noise['p95'])}).")
 
 
 def language_markdown(per_language: Mapping[str, Any]) -> list[str]:

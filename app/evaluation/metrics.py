@@ -5,6 +5,7 @@ All functions are pure and take plain data, so they are tested on hand-computed 
 
 from __future__ import annotations
 
+import random
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -208,6 +209,23 @@ def calibration(pairs: Sequence[tuple[float, bool]], bins: int = CALIBRATION_BIN
         return None, out
     ece = sum(b.n / len(pairs) * abs(b.confidence - b.accuracy) for b in out if b.n)  # type: ignore[operator]
     return ece, out
+
+
+NOISE_DRAWS = 400
+"""Label draws `calibration_noise` averages over."""
+
+
+def calibration_noise(confidences: Sequence[float], bins: int = CALIBRATION_BINS, *, draws: int = NOISE_DRAWS,
+                      seed: int = 0) -> tuple[float, float] | None:
+    """The calibration error a perfectly calibrated confidence would still show on this many diagnoses: (mean,
+    95th percentile) over `draws` label sets where each diagnosis is right with probability its confidence (the
+    same seed, the same figures); None with no confidences. An error below the mean is as good as the data can
+    tell."""
+    if not confidences:
+        return None
+    rng = random.Random(seed)
+    errors = sorted(calibration([(c, rng.random() < c) for c in confidences], bins)[0] or 0.0 for _ in range(draws))
+    return statistics.fmean(errors), errors[min(draws - 1, int(0.95 * draws))]
 
 
 @dataclass(frozen=True)

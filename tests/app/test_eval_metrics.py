@@ -103,6 +103,15 @@ def test_calibration_error_is_the_share_weighted_gap_over_equal_width_bins():
     assert metrics.calibration([])[0] is None
 
 
+def test_the_calibration_noise_floor_shrinks_with_more_diagnoses_and_is_repeatable():
+    few = metrics.calibration_noise([0.3, 0.5, 0.7] * 30)
+    many = metrics.calibration_noise([0.3, 0.5, 0.7] * 300)
+    assert few == metrics.calibration_noise([0.3, 0.5, 0.7] * 30)  # the same seed, the same figures
+    assert 0 < many[0] < few[0] < few[1] < 0.2
+    assert metrics.calibration_noise([1.0, 0.0] * 10) == (0.0, 0.0)  # certain confidences are never wrong by chance
+    assert metrics.calibration_noise([]) is None
+
+
 def test_equal_count_bins_cut_the_sorted_confidences_into_groups_of_equal_size():
     pairs = [(0.31, True), (0.32, False), (0.33, True), (0.34, True), (0.35, True)]
     ece, bins = metrics.calibration(pairs, bins=5, scheme="count")

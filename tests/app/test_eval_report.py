@@ -65,8 +65,10 @@ def test_per_language_line_and_calibration_figures_reach_the_summary_the_table_a
     assert summary["line_hit_at_1"] == pytest.approx(0.667, abs=1e-3) and summary["baseline"]["line_hit_at_1"] is None
     cal = summary["calibration"]
     assert cal["n"] == 3 and cal["ece"] == pytest.approx((0.1 + 0.3 + 0.5) / 3, abs=1e-3)
+    assert 0 < cal["ece_noise"]["mean"] <= cal["ece_noise"]["p95"]
     markdown = render_markdown(summary)
     assert "| Go | 2 | 0.500 |" in markdown and "expected calibration error **0.300**" in markdown
+    assert "would show" in markdown and "by chance alone" in markdown
     assert "reliability" in render_svg(summary) and "<circle" in render_svg(summary)
 
 
