@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from schemas.enums import Classification, Source
-from schemas.text import scrub
+from schemas.text import scrub, visible_markdown
 
 MAX_TITLE_CHARS = 500
 MAX_BODY_CHARS = 200_000
@@ -45,8 +45,9 @@ class BugReport(BaseModel):
 
     @property
     def text(self) -> str:
-        """Title and body as one text, the form every extractor reads."""
-        return f"{self.title}\n\n{self.body}".strip()
+        """Title and body as one text, as the reader of the rendered issue sees them (`visible_markdown`: no
+        template comments): the form every extractor reads."""
+        return f"{self.title}\n\n{visible_markdown(self.body)}".strip()
 
 
 class ClassificationResult(BaseModel):

@@ -1,4 +1,4 @@
-"""Text that every store and every wire format can carry.
+"""Text that every store and every wire format can carry, and the part of a Markdown text its reader sees.
 
 JSON can spell code points UTF-8 cannot encode (a lone surrogate such as `"\\ud800"`), and PostgreSQL refuses
 NUL in text. Where the sender cannot be asked to fix its input (a webhook delivery, an error reply that echoes
@@ -13,6 +13,13 @@ from typing import Any
 REPLACEMENT = "\ufffd"
 """What an unstorable character becomes."""
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_MARKDOWN_PARTS = re.compile(
+    r"(?P<fence>^[ ]{0,3}(?P<mark>`{3,}|~{3,})[^\n]*(?:\n(?:.*?\n)??[ ]{0,3}(?P=mark)[`~]*[ \t]*(?=\n|\Z)|.*\Z))"
+    r"|(?P<code>(?P<ticks>`+)(?-s:.+?)(?P=ticks))"
+    r"|(?P<comment><!--.*?-->)",
+    re.S | re.M,
+)
+"""Fenced code blocks (an unclosed one runs to the end), code spans and HTML comments, in the order they open."""
 
 
 def storable(text: str) -> str:
@@ -39,3 +46,14 @@ def scrub(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [scrub(v) for v in value]
     return value
+
+
+def visible_markdown(text: str) -> str:
+    """`text` without the HTML comments (`<!-- ... -->`) a Markdown renderer hides: an issue template's
+    instructions, which the reporter never saw as part of the report. Comments quoted inside code blocks or code
+    spans are kept, and so is an unclosed `<!--`."""
+    end = text.rfind("-->") + 3
+    if end < 3 or "<!--" not in text[:end]:
+        return text
+    # past the last `-->` no comment can close: leaving that tail out keeps every search linear
+    return _MARKDOWN_PARTS.sub(lambda m: "" if m.group("comment") else m.group(0), text[:end]) + text[end:]

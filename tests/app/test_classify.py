@@ -206,3 +206,13 @@ def test_sentry_event_report_is_a_crash():
 def test_ruby_php_and_dotnet_stack_traces_make_a_crash(trace: str, signal: str):
     result = classify(BugReport(title="checkout fails", body=f"After the upgrade:\n\n```\n{trace}\n```\n"))
     assert result.label == Classification.crash and signal in result.reason
+
+
+def test_an_issue_templates_hidden_instructions_do_not_classify_the_report():
+    template = ("<!-- If you have a usage question, please ask on Stack Overflow. Is it possible to ... ? Ask there."
+                " Feature requests: describe the feature you would like. -->\n")
+    bare = classify(BugReport(title="jq crashes on empty input", body="Segmentation fault (core dumped)"))
+    templated = classify(BugReport(title="jq crashes on empty input",
+                                   body=template + "Segmentation fault (core dumped)"))
+    assert templated.label == bare.label == Classification.crash
+    assert templated.reason == bare.reason

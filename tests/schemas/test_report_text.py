@@ -1,0 +1,52 @@
+"""The text every extractor reads is the report as its reader sees it: no issue-template comments."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from schemas import BugReport
+from schemas.text import visible_markdown
+
+TEMPLATE_ISSUE = """**Describe the bug**
+Long repository names go outside the card.
+
+<!--
+
+PLEASE READ THE FAQs!!!
+
+Q: How to count private stats?
+Ans: We can only count private commits.
+
+-->"""
+
+
+def test_an_issue_templates_comment_is_not_part_of_the_report_text():
+    report = BugReport(title="Bug: word wrapping", body=TEMPLATE_ISSUE)
+    assert "Long repository names go outside the card." in report.text
+    assert "private" not in report.text and "FAQs" not in report.text
+    assert report.body == TEMPLATE_ISSUE  # what was delivered is kept as it came
+
+
+@pytest.mark.parametrize(("text", "seen"), [
+    ("a <!-- hidden --> b", "a  b"),
+    ("x `<!-- in a code span -->` y <!-- gone --> z", "x `<!-- in a code span -->` y  z"),
+    ("```html\n<!-- in a code block -->\n```\nafter <!-- gone -->", "```html\n<!-- in a code block -->\n```\nafter "),
+    ("~~~\n<!-- in a code block never closed -->", "~~~\n<!-- in a code block never closed -->"),
+    ("the parser fails on <!-- when it is never closed", "the parser fails on <!-- when it is never closed"),
+    ("<!-- a comment holding ```\nno code block``` --> tail", " tail"),
+])
+def test_only_comments_a_renderer_hides_are_left_out(text, seen):
+    assert visible_markdown(text) == seen
+
+
+HOSTILE = ["<!--" * 50_000 + "-->", "<!-- -->" + "<!--" * 50_000, "`a" * 100_000 + "<!-- -->",
+           "```\n" * 50_000 + "<!-- -->", "~~~ <!--" * 20_000 + "-->", ("``" * 1_000 + "\n") * 100 + "<!-- -->"]
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_a_hostile_body_of_the_largest_size_is_read_at_once(hostile):
+    started = time.perf_counter()
+    visible_markdown(hostile)
+    assert time.perf_counter() - started < 5.0  # linear: milliseconds here; quadratic would take minutes
