@@ -20,6 +20,7 @@ from repomap import names as _names
 from repomap import walk_snapshot as _walks
 from repomap.languages import LANGUAGES, grammar_versions
 from repomap.tags import FileTags
+from repomap.walk import RACY_NS
 
 CACHE_VERSION = 4
 """Bump when the stored format or the extraction changes; old cache files are then left unused."""
@@ -31,8 +32,6 @@ _BINARY_SQL = f"x'{BINARY.hex()}'"
 
 _LANGUAGE_CODE = {spec.name: i for i, spec in enumerate(LANGUAGES)}
 """Language name → its code, the last byte of a content key."""
-_RACY_NS = 2_000_000_000
-"""Files modified this recently are not recorded in the stat pre-check (their mtime may not change on edit)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tags (key BLOB PRIMARY KEY, core BLOB NOT NULL, refs BLOB NOT NULL,
@@ -214,7 +213,7 @@ class TagCache:
         if not rows and not stats:
             return
         now = time.time_ns()
-        fresh = [s for s in stats if now - s[2] > _RACY_NS]
+        fresh = [s for s in stats if now - s[2] > RACY_NS]
         db = self._db
 
         def statements() -> None:

@@ -6,7 +6,7 @@ import hashlib
 import pickle
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from repomap import cache as _cache
@@ -17,12 +17,15 @@ from repomap.gate import Gate
 from repomap.graph import Graph
 from repomap.index import SymbolIndex
 from repomap.names import NameStore
-from repomap.languages import EXTENSIONS
+from repomap.languages import EXTENSIONS, TEXT_SOURCE_EXTENSIONS, is_text_source
 from repomap.rank import Ranking, rank
 from repomap.render import MODULE_TREE_VERSION, RenderInput, module_tree, render_map
 from repomap.tags import Definition, FileTags, Reference
 from repomap import walk_snapshot as _walks
-from repomap.walk import IgnoreRules, MapCancelled, WalkResult, walk_files
+from repomap.walk import IgnoreRules, MapCancelled, WalkedFile, WalkResult, walk_files
+
+_WALKED = EXTENSIONS | TEXT_SOURCE_EXTENSIONS
+"""What the walk keeps: files the map parses, and the text sources it lists for the offline ranking."""
 
 
 class MapInputError(ValueError):
@@ -118,6 +121,8 @@ class _Corpus:
     """Content key → an index in `paths` with that key, built on first use."""
     module_tree: str | None = None
     """The rendered module tree (`repomap.render.module_tree`), computed or read back on first use."""
+    text_sources: list[WalkedFile] = field(default_factory=list)
+    """Files of languages with no grammar here the walk kept (`TEXT_SOURCE_EXTENSIONS`): listed, not parsed."""
 
 
 class RepoMap:
@@ -235,6 +240,13 @@ class RepoMap:
             self._symbols = [r[3] for r in ranked]
         return self._symbols
 
+    @property
+    def text_sources(self) -> list[WalkedFile]:
+        """The tree's source files of languages with no grammar here (`repomap.languages.TEXT_SOURCE_EXTENSIONS`),
+        found by the same walk and rules as the mapped files, with their size and mtime: not parsed, listed for
+        the offline ranking, which reads them as text."""
+        return self._corpus.text_sources
+
     def content_key(self, path: str) -> bytes | None:
         """The content key of one indexed file (a hash of its language and bytes), None when it is not indexed."""
         i = self._corpus.position.get(path)
@@ -301,11 +313,11 @@ def _walk(root: Path, config: MapConfig, gate: Gate, cache: _cache.TagCache, can
     """The files to map: from the last walk of this directory when nothing it depends on changed (with the
     pre-check rows of unchanged files and the ignore files consulted), else walked (pre-check rows None)."""
     if cache.persistent:
-        found = _walks.load(cache.db, _walks.snapshot_name(str(root), config, EXTENSIONS), str(root), config)
+        found = _walks.load(cache.db, _walks.snapshot_name(str(root), config, _WALKED), str(root), config)
         if found is not None:
             return found
     rules = IgnoreRules(root, config)
-    walked = walk_files(root, config, extensions=EXTENSIONS, sniff=False, rules=rules, gate=gate, cancel=cancel)
+    walked = walk_files(root, config, extensions=_WALKED, sniff=False, rules=rules, gate=gate, cancel=cancel)
     return walked, None, rules.consulted
 
 
@@ -341,10 +353,13 @@ def build_repo_map(
     stats.walk = "walked" if known is None else "snapshot"
     stats.timings["walk"] = time.perf_counter() - t
     walk_skipped = dict(walked.skipped)  # before the files' own skips (unsupported, binary) are counted
+    every = walked.files
+    walked.files = [f for f in every if not is_text_source(f.path)]
+    text_sources = [f for f in every if is_text_source(f.path)]
     paths, tags, keys, languages, all_keys = collect(gate, walked, config, cache, stats, cancel, known)
     if cache.persistent and (known is None or stats.files_hashed):
-        _walks.store(cache.db, _walks.snapshot_name(str(root), config, EXTENSIONS), walked, walk_skipped,
-                     consulted, all_keys)
+        _walks.store(cache.db, _walks.snapshot_name(str(root), config, _WALKED), replace(walked, files=every),
+                     walk_skipped, consulted, all_keys)
     if cancel is not None and cancel.is_set():
         raise MapCancelled("cancelled before the graph was built")
     t = time.perf_counter()
@@ -355,7 +370,8 @@ def build_repo_map(
     stats.parse_errors = int(graph.file_errors.sum())
     stats.skipped = dict(sorted(walked.skipped.items()))
     stats.languages = dict(sorted(languages.items()))
-    corpus = _Corpus(root, paths, tags, keys, stats.languages, graph, cache, stats, {p: i for i, p in enumerate(paths)})
+    corpus = _Corpus(root, paths, tags, keys, stats.languages, graph, cache, stats, {p: i for i, p in enumerate(paths)},
+                     text_sources=text_sources)
     repo_map = RepoMap(corpus, _as_focus(focus), token_budget, stats)
     stats.cores_decoded = tags.decoded
     stats.seconds = time.perf_counter() - started

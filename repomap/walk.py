@@ -50,6 +50,11 @@ class SkipReason(StrEnum):
     """A directory deeper than `MapConfig.max_depth`."""
 
 
+RACY_NS = 2_000_000_000
+"""A file or directory modified this recently is not trusted by its stat: a later change within the clock's
+granularity may leave its size and mtime as they are."""
+
+
 @dataclass(frozen=True)
 class WalkedFile:
     """One file that passed every rule."""

@@ -20,7 +20,7 @@ import zlib
 
 from repomap import lru
 from repomap.config import MapConfig
-from repomap.walk import WalkedFile, WalkResult
+from repomap.walk import RACY_NS, WalkedFile, WalkResult
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS walks (root TEXT PRIMARY KEY, data BLOB NOT NULL, used_ns INTEGER NOT NULL);"
 """Added to the tags cache file: one walk snapshot per (real root, configuration)."""
@@ -29,8 +29,6 @@ KEEP_WALKS = 64
 """Walk snapshots kept (the most recently used)."""
 
 _VERSION = 1
-_RACY_NS = 2_000_000_000
-"""Entries modified this recently are not trusted (a later change may keep the same mtime)."""
 
 
 def snapshot_name(root: str, config: MapConfig, extensions: frozenset[str]) -> str:
@@ -52,12 +50,12 @@ def store(db: sqlite3.Connection, name: str, walked: WalkResult, skipped: dict[s
     """Keep the walk (its files with their content keys, its skip counts `skipped`) unless it is not safe to;
     True when stored."""
     now = time.time_ns()
-    if walked.linked or any(now - m <= _RACY_NS for _, m, _c in walked.dirs):
+    if walked.linked or any(now - m <= RACY_NS for _, m, _c in walked.dirs):
         return False
     ignores = [(p, _sig(p)) for p in dict.fromkeys(consulted)]
-    if any(sig is not None and now - sig[1] <= _RACY_NS for _, sig in ignores):
+    if any(sig is not None and now - sig[1] <= RACY_NS for _, sig in ignores):
         return False
-    files = [(f.path, f.size, f.mtime_ns, keys.get(f.path) if now - f.mtime_ns > _RACY_NS else None)
+    files = [(f.path, f.size, f.mtime_ns, keys.get(f.path) if now - f.mtime_ns > RACY_NS else None)
              for f in walked.files]
     data = zlib.compress(pickle.dumps(
         (_VERSION, walked.dirs, ignores, files, walked.too_large, skipped), protocol=pickle.HIGHEST_PROTOCOL), 1)

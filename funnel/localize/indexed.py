@@ -12,6 +12,7 @@ import hashlib
 import multiprocessing
 import os
 import subprocess
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -42,6 +43,7 @@ from funnel.localize.corpus_index import (
 from funnel.tools._rg import find_rg
 from repomap.gate import Gate, Refused
 from repomap.languages import is_text_source
+from repomap.walk import RACY_NS, WalkedFile
 
 if TYPE_CHECKING:
     from repomap import RepoMap
@@ -271,22 +273,26 @@ def _reader(root: Path, repo_map: RepoMap, max_file_bytes: int) -> Callable[[lis
     return read
 
 
-def _text_key(gate: Gate, path: str, max_file_bytes: int) -> bytes:
-    """The content key of a file the map does not parse (a digest of its bytes; empty when it cannot be read or is
-    larger than the corpus reads)."""
+def _text_key(gate: Gate, source: WalkedFile, max_file_bytes: int, now_ns: int) -> bytes:
+    """The content key of a file the map does not parse: its size and mtime as the walk found them, or a digest of
+    its bytes when it changed too recently for those to be trusted (empty when it cannot be read or is larger than
+    the corpus reads)."""
+    if now_ns - source.mtime_ns > RACY_NS:
+        return b"stat" + source.size.to_bytes(8, "little") + source.mtime_ns.to_bytes(8, "little", signed=True)
     try:
-        return hashlib.blake2b(gate.read_bytes(path, max_bytes=max_file_bytes), digest_size=16).digest()
+        return hashlib.blake2b(gate.read_bytes(source.path, max_bytes=max_file_bytes), digest_size=16).digest()
     except (Refused, OSError):
         return b""
 
 
-def open_indexed(root: Path, repo_map: RepoMap, cache_dir: Path, *, text_sources: Sequence[str] = (),
-                 max_file_bytes: int = 1_000_000) -> IndexedCorpus:
-    """The corpus of the map's tree, and of the `text_sources` it has no grammar for, from its index in `cache_dir`,
-    brought up to date first."""
+def open_indexed(root: Path, repo_map: RepoMap, cache_dir: Path, *, max_file_bytes: int = 1_000_000) -> IndexedCorpus:
+    """The corpus of the map's tree, with the `RepoMap.text_sources` it has no grammar for, from its index in
+    `cache_dir`, brought up to date first."""
     gate = Gate(root)
-    paths = [f.path for f in repo_map.files] + list(text_sources)
-    texts = [(p, _text_key(gate, p, max_file_bytes)) for p in text_sources]
+    sources = repo_map.text_sources
+    paths = [f.path for f in repo_map.files] + [f.path for f in sources]
+    now_ns = time.time_ns()
+    texts = [(f.path, _text_key(gate, f, max_file_bytes, now_ns)) for f in sources]
     entries = sorted([(f.path, repo_map.content_key(f.path) or b"") for f in repo_map.files] + texts)
     tree_key = repo_map.tree_key
     if texts:

@@ -340,10 +340,9 @@ def build_corpus(root: Path, repo_map: RepoMap | None = None,
     if repo_map is None:
         return Corpus.build(root, _walk(root), cache_dir=cache), None
     pagerank = {f.path: float(f.score) for f in repo_map.files}
-    text_sources = _walk(root, TEXT_SOURCE_EXTENSIONS)
-    if len(repo_map.files) + len(text_sources) >= INDEX_MIN_FILES:
-        return open_indexed(root, repo_map, cache, text_sources=text_sources), pagerank
-    paths = [f.path for f in repo_map.files] + text_sources
+    if len(repo_map.files) + len(repo_map.text_sources) >= INDEX_MIN_FILES:
+        return open_indexed(root, repo_map, cache), pagerank
+    paths = [f.path for f in repo_map.files] + [f.path for f in repo_map.text_sources]
     return Corpus.build(root, paths, definitions=_map_definitions(repo_map), cache_dir=cache), pagerank
 
 

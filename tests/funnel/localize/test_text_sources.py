@@ -3,13 +3,17 @@ found by keyword, in memory and from the persisted index alike, and the offline 
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from funnel import investigate
 from funnel.explorers.offline import OfflineExplorer
 from funnel.localize.corpus import regex_definitions
-from funnel.localize.indexed import IndexedCorpus
+from funnel.localize.indexed import IndexedCorpus, open_indexed
 from funnel.localize.rank import build_corpus, rank
 from repomap import build_repo_map
 from repomap.focus import Focus
+from repomap.gate import Gate
 from schemas.enums import Role, StopReason
 from schemas.report import BugReport
 from tests.funnel.localize.test_indexed_corpus import _both, _dump, _write
@@ -98,3 +102,37 @@ def test_a_text_source_enters_by_its_own_score_without_moving_the_parsed_files(t
     assert sorted(parsed, key=after.get, reverse=True) == parsed
     ratio = [after[p] / before[p] for p in parsed if before[p]]
     assert max(ratio) - min(ratio) < 1e-9, "the parsed files' BM25 is scaled, never reordered by the Kotlin file"
+
+
+def _age(root: Path) -> None:
+    """Every file and directory under `root` last modified long ago (out of any racy window)."""
+    for path in [*root.rglob("*"), root]:
+        os.utime(path, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+
+
+def test_an_unchanged_text_source_is_not_read_to_know_it_is_unchanged(tmp_path, monkeypatch):
+    root = _write(tmp_path / "repo", KT_REPO)
+    _age(root)
+    first = open_indexed(root, build_repo_map(root, cache_dir=tmp_path / "map"), tmp_path / "index")
+    assert first.stats.mode == "built"
+    read = []
+    original = Gate.read_bytes
+    monkeypatch.setattr(Gate, "read_bytes", lambda self, rel, **kw: read.append(rel) or original(self, rel, **kw))
+    again = open_indexed(root, build_repo_map(root, cache_dir=tmp_path / "map"), tmp_path / "index")
+    assert again.stats.mode == "unchanged" and read == []
+    invoice = root / "src/main/kotlin/com/acme/Invoice.kt"
+    invoice.write_text(KT_REPO["src/main/kotlin/com/acme/Invoice.kt"].replace("lines.size", "maxOf(lines.size, 1)"))
+    edited = open_indexed(root, build_repo_map(root, cache_dir=tmp_path / "map"), tmp_path / "index")
+    assert edited.stats.mode == "patched" and edited.stats.counted == 1  # just written: read, not trusted by stat
+
+
+def test_the_map_lists_text_sources_by_its_own_walk_and_ignore_rules(tmp_path):
+    root = _write(tmp_path / "repo", KT_REPO | {"build/Generated.kt": "class Generated\n", ".gitignore": "build/\n"})
+    _age(root)
+    cache = tmp_path / "cache"
+    cold = build_repo_map(root, cache_dir=cache)
+    warm = build_repo_map(root, cache_dir=cache)
+    expected = sorted(p for p in KT_REPO if p.endswith(".kt"))
+    assert [f.path for f in cold.text_sources] == [f.path for f in warm.text_sources] == expected
+    assert warm.stats.walk == "snapshot" and [f.path for f in warm.files] == ["scripts/release.py"]
+    assert all(f.size == len(KT_REPO[f.path].encode()) for f in warm.text_sources)
