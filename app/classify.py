@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from schemas import BugReport, Classification, ClassificationResult
-from schemas.text import visible_markdown
 
 __all__ = ("classify",)
 
@@ -98,7 +97,7 @@ def classify(report: BugReport) -> ClassificationResult:
     """Decide what kind of report this is, how sure we are, and which signals decided it."""
     labels = [_normalize_label(lb) for lb in report.labels]
     title = report.title
-    body = visible_markdown(report.body)[:50_000]  # an issue template's hidden instructions are not the report
+    body = report.visible_body[:50_000]  # an issue template's hidden instructions are not the report
     scores: dict[Classification, float] = {c: 0.0 for c in Classification}
     evidence: dict[Classification, list[str]] = {c: [] for c in Classification}
     for sig in _SIGNALS:

@@ -44,10 +44,15 @@ class BugReport(BaseModel):
         return scrub(value)
 
     @property
+    def visible_body(self) -> str:
+        """The body as the reader of the rendered issue sees it: Markdown without the HTML comments a renderer hides
+        (`visible_markdown`: an issue template's instructions); Jira's wiki markup shows `<!--` as written."""
+        return self.body if self.source == Source.jira else visible_markdown(self.body)
+
+    @property
     def text(self) -> str:
-        """Title and body as one text, as the reader of the rendered issue sees them (`visible_markdown`: no
-        template comments): the form every extractor reads."""
-        return f"{self.title}\n\n{visible_markdown(self.body)}".strip()
+        """Title and visible body as one text: the form every extractor reads."""
+        return f"{self.title}\n\n{self.visible_body}".strip()
 
 
 class ClassificationResult(BaseModel):

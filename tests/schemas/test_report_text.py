@@ -7,6 +7,7 @@ import time
 import pytest
 
 from schemas import BugReport
+from schemas.enums import Source
 from schemas.text import visible_markdown
 
 TEMPLATE_ISSUE = """**Describe the bug**
@@ -27,6 +28,11 @@ def test_an_issue_templates_comment_is_not_part_of_the_report_text():
     assert "Long repository names go outside the card." in report.text
     assert "private" not in report.text and "FAQs" not in report.text
     assert report.body == TEMPLATE_ISSUE  # what was delivered is kept as it came
+
+
+def test_jira_wiki_markup_shows_an_html_comment_as_written():
+    report = BugReport(title="Import fails", body="The parser stops at <!-- in the file -->", source=Source.jira)
+    assert report.text.endswith("<!-- in the file -->")
 
 
 @pytest.mark.parametrize(("text", "seen"), [
