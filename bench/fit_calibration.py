@@ -169,16 +169,18 @@ def main() -> None:
     report = {"knots": len(xs), "tune_n": len(tune), "check_n": len(check)}
     for name, pts in (("tune", tune), ("check", check)):
         report[f"{name}_ece_raw"] = round(ece([(x, y) for x, y, _ in pts]), 3)
-        report[f"{name}_ece_calibrated"] = round(ece(_calibrated(cal, pts)), 3)
-        report[f"{name}_ece_by_chance"] = _by_chance(_calibrated(cal, pts))
+        calibrated = _calibrated(cal, pts)
+        report[f"{name}_ece_calibrated"] = round(ece(calibrated), 3)
+        report[f"{name}_ece_by_chance"] = _by_chance(calibrated)
     for spec in args.check_on:
         res, _, data = spec.partition("=")
         a, b = points(Path(res), Path(data))
         for name, pts in (("", a + b), ("_check_half", b)):
             report[f"{Path(res).name}{name}_n"] = len(pts)
             report[f"{Path(res).name}{name}_ece_raw"] = round(ece([(x, y) for x, y, _ in pts]), 3)
-            report[f"{Path(res).name}{name}_ece_calibrated"] = round(ece(_calibrated(cal, pts)), 3)
-            report[f"{Path(res).name}{name}_ece_by_chance"] = _by_chance(_calibrated(cal, pts))
+            calibrated = _calibrated(cal, pts)
+            report[f"{Path(res).name}{name}_ece_calibrated"] = round(ece(calibrated), 3)
+            report[f"{Path(res).name}{name}_ece_by_chance"] = _by_chance(calibrated)
     print(json.dumps(report, indent=1))
     if args.write:
         _write((xs, ys), languages, args.method, args.data.stem)
