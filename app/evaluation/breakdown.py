@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from app.evaluation import locagent, metrics
 from app.evaluation.data import Instance
@@ -48,6 +48,56 @@ def line_summary(scores: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     out["first_range_width_median"] = metrics.median(widths)
     out["line_cap"] = metrics.LINE_CAP
     return out
+
+
+LineOutcome = Literal["hit", "wrong_file", "other_definition", "range_missed", "right_file_missed"]
+"""Where the first cited range (at most `metrics.LINE_CAP` lines) wins or loses a changed line, first cause first:
+it hits; the first file changed no line; the first cited definition is not one the fix changed; it is, but the
+range misses the changed lines (or is too wide); the first file is right but the data has no function-level gold
+to tell the last two apart."""
+LINE_OUTCOMES: tuple[LineOutcome, ...] = ("hit", "wrong_file", "other_definition", "range_missed", "right_file_missed")
+
+
+def line_outcome(record: Mapping[str, Any], instance: Instance, capped_hit: float | None) -> LineOutcome | None:
+    """Where one record's line Hit@1 (capped: `capped_hit`) is won or lost (`LineOutcome`); None when the instance
+    has no gold lines."""
+    changed = {metrics.normalize_path(p) for p, ranges in instance.gold.line_ranges.items() if ranges}
+    if not changed or capped_hit is None:
+        return None
+    if capped_hit:
+        return "hit"
+    ranked = record.get("ranked_files") or []
+    first = metrics.normalize_path(ranked[0]) if ranked else ""
+    if first not in changed:
+        return "wrong_file"
+    if not instance.gold.functions:
+        return "right_file_missed"
+    gold = [f"{first}:{name}" for path, names in instance.gold.functions.items()
+            if metrics.normalize_path(path) == first for name in names if name != metrics.MODULE_LEVEL]
+    entries = (record.get("diagnosis") or {}).get("affected_files") or []
+    symbol = entries[0].get("symbol") if entries and metrics.normalize_path(entries[0].get("path", "")) == first else None
+    if symbol and any(metrics.entity_matches(f"{first}:{symbol}", g) for g in gold):
+        return "range_missed"
+    return "other_definition"
+
+
+def line_outcomes(rows: Sequence[Row]) -> dict[str, int]:
+    """How many records end in each `LineOutcome` (instances with gold lines only)."""
+    counts = Counter(line_outcome(r, inst, s["ours"].get("line_hit_at_1_capped")) for inst, r, s in rows)
+    return {k: counts.get(k, 0) for k in LINE_OUTCOMES}
+
+
+def line_outcomes_markdown(outcomes: Mapping[str, int]) -> list[str]:
+    """One sentence: where the first cited range wins and loses."""
+    n = sum(outcomes.values())
+    if not n:
+        return []
+    words = {"hit": "hits", "wrong_file": "first file changed no line",
+             "other_definition": "right file, another definition cited first",
+             "range_missed": "right definition, the range misses", "right_file_missed": "right file, range misses"}
+    parts = [f"{words[k]} {v}" for k, v in outcomes.items() if v or k in ("hit", "wrong_file")]
+    return ["", f"First cited range (≤ {metrics.LINE_CAP} lines) over {n} instances with changed lines: "
+                + ", ".join(parts) + "."]
 
 
 def prime_suspect_right(record: Mapping[str, Any], instance: Instance) -> bool:

@@ -66,6 +66,7 @@ def summarize(records: Mapping[str, Mapping[str, Any]], instances: Sequence[Inst
     summary["baseline"] = baseline
     lines = breakdown.line_summary(ours)
     summary["line_n"], summary["first_range_width_median"] = lines["line_n"], lines["first_range_width_median"]
+    summary["line_outcomes"] = breakdown.line_outcomes(rows)
     summary["calibration"] = breakdown.calibration_summary(rows)
     raw_ours, raw_base = _accuracy(ours, None), _accuracy(base, None)
     summary["ratio_to_baseline"] = {
@@ -126,6 +127,7 @@ def render_markdown(summary: Mapping[str, Any], *, title: str = "bugsleuth eval"
     for key in ACCURACY_KEYS:
         lines.append(f"| {key} | {_fmt(summary[key])} | {_fmt(base.get(key))} | {_fmt(ratio.get(key))} |")
     lines.append(f"| first_range_width (median lines) | {_num(summary.get('first_range_width_median'))} | – | – |")
+    lines += breakdown.line_outcomes_markdown(summary.get("line_outcomes") or {})
     lines += breakdown.calibration_markdown(summary["calibration"])
     if summary.get("per_language"):
         lines += breakdown.language_markdown(summary["per_language"])
