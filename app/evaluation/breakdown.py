@@ -50,12 +50,15 @@ def line_summary(scores: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-LineOutcome = Literal["hit", "wrong_file", "other_definition", "range_missed", "right_file_missed"]
+LineOutcome = Literal["hit", "wrong_file", "definition_later", "definition_missed", "range_missed",
+                      "right_file_missed"]
 """Where the first cited range (at most `metrics.LINE_CAP` lines) wins or loses a changed line, first cause first:
-it hits; the first file changed no line; the first cited definition is not one the fix changed; it is, but the
-range misses the changed lines (or is too wide); the first file is right but the data has no function-level gold
-to tell the last two apart."""
-LINE_OUTCOMES: tuple[LineOutcome, ...] = ("hit", "wrong_file", "other_definition", "range_missed", "right_file_missed")
+it hits; the first file changed no line; the first cited definition is not one the fix changed, but one the fix
+changed is cited later in that file; none of the file's cited definitions is one the fix changed; the first is, but
+the range misses the changed lines (or is too wide); the first file is right but the data has no function-level
+gold to tell the definition from the range."""
+LINE_OUTCOMES: tuple[LineOutcome, ...] = ("hit", "wrong_file", "definition_later", "definition_missed", "range_missed",
+                                          "right_file_missed")
 
 
 def line_outcome(record: Mapping[str, Any], instance: Instance, capped_hit: float | None) -> LineOutcome | None:
@@ -75,10 +78,11 @@ def line_outcome(record: Mapping[str, Any], instance: Instance, capped_hit: floa
     gold = [f"{first}:{name}" for path, names in instance.gold.functions.items()
             if metrics.normalize_path(path) == first for name in names if name != metrics.MODULE_LEVEL]
     entries = (record.get("diagnosis") or {}).get("affected_files") or []
-    symbol = entries[0].get("symbol") if entries and metrics.normalize_path(entries[0].get("path", "")) == first else None
-    if symbol and any(metrics.entity_matches(f"{first}:{symbol}", g) for g in gold):
+    symbols = [e.get("symbol") for e in entries if metrics.normalize_path(e.get("path", "")) == first]
+    right = [bool(s) and any(metrics.entity_matches(f"{first}:{s}", g) for g in gold) for s in symbols]
+    if right and right[0] and metrics.normalize_path(entries[0].get("path", "")) == first:
         return "range_missed"
-    return "other_definition"
+    return "definition_later" if any(right) else "definition_missed"
 
 
 def line_outcomes(rows: Sequence[Row]) -> dict[str, int]:
@@ -93,7 +97,8 @@ def line_outcomes_markdown(outcomes: Mapping[str, int]) -> list[str]:
     if not n:
         return []
     words = {"hit": "hits", "wrong_file": "first file changed no line",
-             "other_definition": "right file, another definition cited first",
+             "definition_later": "right file, a changed definition cited but not first",
+             "definition_missed": "right file, no changed definition cited",
              "range_missed": "right definition, the range misses", "right_file_missed": "right file, range misses"}
     parts = [f"{words[k]} {v}" for k, v in outcomes.items() if v or k in ("hit", "wrong_file")]
     return ["", f"First cited range (≤ {metrics.LINE_CAP} lines) over {n} instances with changed lines: "

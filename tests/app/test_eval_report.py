@@ -94,25 +94,27 @@ def test_line_outcomes_say_whether_the_file_the_definition_or_the_range_lost_the
                                "gold_files": ["a.py"], "gold_functions": functions,
                                "gold_line_ranges": {"a.py": [[50, 52]]}})
 
-    def rec(ranked, first, symbol):
-        return {"ranked_files": ranked, "line_ranges": {ranked[0]: [first]},
-                "diagnosis": {"affected_files": [{"path": ranked[0], "symbol": symbol,
-                                                  "line_start": first[0], "line_end": first[1]}]}}
+    def rec(ranked, first, symbol, *more):
+        cited = [{"path": ranked[0], "symbol": symbol, "line_start": first[0], "line_end": first[1]}]
+        cited += [{"path": ranked[0], "symbol": name, "line_start": 1, "line_end": 9} for name in more]
+        return {"ranked_files": ranked, "line_ranges": {ranked[0]: [first]}, "diagnosis": {"affected_files": cited}}
 
     gold = {"a.py": ["Parser.parse"]}
-    instances = [inst("hit", gold), inst("file", gold), inst("def", gold), inst("range", gold), inst("wide", gold),
-                 inst("nofn", {})]
+    ids = ["hit", "file", "later", "missed", "range", "wide", "nofn"]
+    instances = [inst(iid, {} if iid == "nofn" else gold) for iid in ids]
     records = {
         "hit": rec(["a.py"], [48, 55], "Parser.parse"),
         "file": rec(["b.py", "a.py"], [48, 55], "Parser.parse"),
-        "def": rec(["a.py"], [10, 20], "Parser.tokens"),
+        "later": rec(["a.py"], [10, 20], "Parser.tokens", "Parser.parse"),
+        "missed": rec(["a.py"], [10, 20], "Parser.tokens", "Parser.peek"),
         "range": rec(["a.py"], [30, 40], "Parser.parse"),
         "wide": rec(["a.py"], [30, 60], "Parser.parse"),  # holds the line, but wider than 15 lines
         "nofn": rec(["a.py"], [10, 20], "Parser.tokens"),
     }
     summary = summarize(records, instances)
-    assert summary["line_outcomes"] == {"hit": 1, "wrong_file": 1, "other_definition": 1, "range_missed": 2,
-                                        "right_file_missed": 1}
+    assert summary["line_outcomes"] == {"hit": 1, "wrong_file": 1, "definition_later": 1, "definition_missed": 1,
+                                        "range_missed": 2, "right_file_missed": 1}
     table = render_markdown(summary)
-    assert "over 6 instances with changed lines: hits 1, first file changed no line 1" in table
+    assert "over 7 instances with changed lines: hits 1, first file changed no line 1" in table
+    assert "a changed definition cited but not first 1" in table
     assert "right definition, the range misses 2" in table
