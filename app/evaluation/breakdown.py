@@ -60,6 +60,14 @@ gold to tell the definition from the range."""
 LINE_OUTCOMES: tuple[LineOutcome, ...] = ("hit", "wrong_file", "definition_later", "definition_missed", "range_missed",
                                           "right_file_missed")
 
+_OUTCOME_WORDS: dict[str, str] = {
+    "hit": "hits", "wrong_file": "first file changed no line",
+    "definition_later": "right file, a changed definition cited but not first",
+    "definition_missed": "right file, no changed definition cited",
+    "range_missed": "right definition, the range misses", "right_file_missed": "right file, range misses",
+}
+"""How summary.md words each `LineOutcome`."""
+
 
 def line_outcome(record: Mapping[str, Any], instance: Instance, capped_hit: float | None) -> LineOutcome | None:
     """Where one record's line Hit@1 (capped: `capped_hit`) is won or lost (`LineOutcome`); None when the instance
@@ -75,12 +83,12 @@ def line_outcome(record: Mapping[str, Any], instance: Instance, capped_hit: floa
         return "wrong_file"
     if not instance.gold.functions:
         return "right_file_missed"
-    gold = [f"{first}:{name}" for path, names in instance.gold.functions.items()
-            if metrics.normalize_path(path) == first for name in names if name != metrics.MODULE_LEVEL]
+    gold = metrics.gold_entities(instance.gold.functions)
     entries = (record.get("diagnosis") or {}).get("affected_files") or []
-    symbols = [e.get("symbol") for e in entries if metrics.normalize_path(e.get("path", "")) == first]
-    right = [bool(s) and any(metrics.entity_matches(f"{first}:{s}", g) for g in gold) for s in symbols]
-    if right and right[0] and metrics.normalize_path(entries[0].get("path", "")) == first:
+    cited = [(metrics.normalize_path(e.get("path", "")), e.get("symbol") or "") for e in entries]
+    right = [path == first and any(metrics.entity_matches(f"{path}:{symbol}", g) for g in gold)
+             for path, symbol in cited]
+    if right[:1] == [True]:
         return "range_missed"
     return "definition_later" if any(right) else "definition_missed"
 
@@ -96,11 +104,7 @@ def line_outcomes_markdown(outcomes: Mapping[str, int]) -> list[str]:
     n = sum(outcomes.values())
     if not n:
         return []
-    words = {"hit": "hits", "wrong_file": "first file changed no line",
-             "definition_later": "right file, a changed definition cited but not first",
-             "definition_missed": "right file, no changed definition cited",
-             "range_missed": "right definition, the range misses", "right_file_missed": "right file, range misses"}
-    parts = [f"{words[k]} {v}" for k, v in outcomes.items() if v or k in ("hit", "wrong_file")]
+    parts = [f"{_OUTCOME_WORDS[k]} {v}" for k, v in outcomes.items() if v or k in ("hit", "wrong_file")]
     return ["", f"First cited range (≤ {metrics.LINE_CAP} lines) over {n} instances with changed lines: "
                 + ", ".join(parts) + "."]
 
