@@ -128,10 +128,14 @@ def _check_symbol(
         defs = [d for d in defs if _def_matches(d, full, last)]
         if any(_overlaps((d.start_line, d.end_line), span, slack) for d in defs):
             return symbol, None
-        around = None
-        for line in range(span[0], min(span[1], span[0] + 50) + 1):  # first line inside a definition
-            if (around := index.enclosing(rel, line)) is not None:
-                break
+        around = None  # the definition holding the range's first line inside one
+        for line in range(span[0], min(span[1], span[0] + 50) + 1):
+            found = index.enclosing(rel, line)
+            if found is None:
+                continue
+            if str(getattr(found, "qualname", "")) == symbol.strip("`"):
+                return symbol, None  # the cited definition itself, in a range opening on the lines above it
+            around = around or found
     except Exception:  # noqa: BLE001 - a broken index must not lose the claim
         return symbol, None
     where = f"{rel}:{span[0]}" if span[0] == span[1] else f"{rel}:{span[0]}-{span[1]}"

@@ -278,6 +278,27 @@ def test_wrong_symbol_on_a_range_starting_before_a_definition_gets_that_definiti
     assert out.affected_files[0].symbol == "main"
 
 
+APPROX_H = """namespace Catch {
+class Approx {
+    double m_margin = 0.0;
+    double m_scale = 0.0;
+public:
+    bool operator()(double lhs) const {
+        return lhs < m_margin;
+    }
+};
+}
+"""
+
+
+def test_a_definition_whose_name_is_no_plain_word_keeps_its_name_in_a_range_opening_above_it(repo):
+    (repo / "include").mkdir()
+    (repo / "include/approx.hpp").write_text(APPROX_H)
+    out = check_claims(_draft(_loc("include/approx.hpp", 3, 8, symbol="Catch.Approx.operator()")), repo,
+                       make_index(repo))
+    assert out.affected_files[0].symbol == "Catch.Approx.operator()" and out.corrections == []
+
+
 def test_absolute_path_from_another_checkout_is_corrected_by_its_snippet(repo):
     out = check_claims(_draft(_loc("/home/someone/work/demo/src/app/config.py", 12, 15, evidence=LOAD_SNIPPET)), repo)
     assert out.affected_files[0].path == "src/app/config.py"
