@@ -19,7 +19,7 @@ from schemas.enums import Role
 if TYPE_CHECKING:  # the writer imports this module; its types are only needed for annotations
     from funnel.explorers.offline.writer import Citation, WriterConfig
 
-__all__ = ("best_line", "evidence_window", "line_scores", "narrow_prime", "pointer", "window")
+__all__ = ("best_line", "evidence_window", "line_scores", "narrow_prime", "pad", "pointer", "window")
 
 _COMMENT = ("#", "//", "*", '"""', "'''", "/*")
 _BLOCKS = (('"""', '"""'), ("'''", "'''"), ("/*", "*/"))
@@ -85,6 +85,17 @@ def window(anchor: int, start: int, end: int, width: int) -> tuple[int, int]:
     return first, last
 
 
+def pad(start: int, end: int, lo: int, hi: int, width: int) -> tuple[int, int]:
+    """[start, end] widened to `width` lines inside [lo, hi] (a third of the added lines before it, the rest
+    after); unchanged when it is already that wide."""
+    extra = width - (end - start + 1)
+    if extra <= 0:
+        return start, end
+    first = max(lo, start - extra // 3)
+    last = min(hi, first + width - 1)
+    return max(lo, min(first, last - width + 1)), max(last, end)
+
+
 def evidence_window(anchor: int, start: int, end: int, width: int, evidence: dict[int, float]) -> tuple[int, int]:
     """At most `width` lines of [start, end] holding `anchor`, placed where the `evidence` (line → weight) sums
     highest; among equals, the one nearest `window`'s placement."""
@@ -120,6 +131,14 @@ def _evidence(lines: list[str], cite: Citation, anchor: int, findings: list[Find
 def _numbered(lines: list[str], lo: int, hi: int) -> dict[int, str]:
     """Lines `lo` to `hi` (1-based) of a file, by number."""
     return {i: lines[i - 1] for i in range(lo, min(hi, len(lines)) + 1)}
+
+
+def _free_lines(first: Citation, others: list[Citation], total: int) -> tuple[int, int]:
+    """The stretch of the file around `first` that no other citation of the file covers (a range that took in
+    another cited definition would make that citation a repeat of it)."""
+    lo = max((c.end + 1 for c in others if c.end < first.start), default=1)
+    hi = min((c.start - 1 for c in others if c.start > first.end), default=total)
+    return lo, hi
 
 
 def _definition(cite: Citation) -> tuple[int, int]:
@@ -185,6 +204,9 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
         first.focus_lines = [anchor] + [ln for ln in first.focus_lines if ln != anchor and first.start <= ln <= first.end]
     elif config.first_range_lines > 0:
         first.end = min(first.end, first.start + config.first_range_lines - 1)
+    if config.pad_first_range and config.first_range_lines > 0:
+        lo, hi = _free_lines(first, [c for c in out[1:] if c.path == path], len(lines))
+        first.start, first.end = pad(first.start, first.end, lo, hi, config.first_range_lines)
     for f in [f for f in findings[1:] if not first.start <= f.line <= first.end][: config.extra_ranges]:
         owner = next((c for c in out if c.path == path and c.symbol == f.symbol), first)
         s, e = window(f.line, *_definition(owner), config.first_range_lines)

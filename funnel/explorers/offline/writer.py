@@ -47,6 +47,10 @@ class WriterConfig:
     stay_in_first: float = 0.6
     """A behaviour finding in the first cited definition is preferred to a better one in another definition when
     it scores at least this share of it (error shapes move the citation freely)."""
+    pad_first_range: bool = True
+    """A first range narrower than `first_range_lines` (a short definition) is widened to that many lines of the
+    file around it, a third before: the class attributes, decorators and neighbouring code a two-line method is
+    read with, still one narrow range."""
     cite_rest: bool = True
     """Also cite, after every file, the parts of the prime definition around the narrow first range (at most
     `max_cited_lines` in all), so narrowing the first range does not stop citing the definition."""

@@ -3,7 +3,7 @@ most with the report), and where the narrow first range around it is placed."""
 
 from __future__ import annotations
 
-from funnel.explorers.offline.lines import best_line, evidence_window, narrow_prime, window
+from funnel.explorers.offline.lines import best_line, evidence_window, narrow_prime, pad, window
 from funnel.explorers.offline.writer import Citation, WriterConfig
 from repomap.focus import Focus
 from schemas.enums import Role
@@ -90,3 +90,46 @@ def test_narrow_prime_cites_the_stretch_where_the_report_terms_gather():
     assert plain.start <= 10 <= plain.end and plain.end < 21
     assert placed.start <= 10 and placed.end >= 23 and placed.end - placed.start + 1 == 15
     assert placed.focus_lines[0] == plain.focus_lines[0] == 10, "the selected line stays the one quoted first"
+
+
+FIELD = "class DurationField(Field):\n" + "".join(f"    attr_{n} = {n}\n" for n in range(2, 9)) + \
+    "    default_error_messages = {'invalid': 'wrong format'}\n" + "".join(f"    other_{n} = {n}\n" for n in range(10, 13)) + \
+    "    def get_internal_type(self):\n        return 'DurationField'\n" + "".join(
+        f"    def helper_{n}(self):\n        return {n}\n" for n in range(20))
+
+
+def test_a_short_definition_is_cited_with_the_lines_around_it_up_to_the_narrow_width():
+    lines = FIELD.split("\n")
+    method = lines.index("    def get_internal_type(self):") + 1
+    cite = Citation("db/fields.py", method, method + 1, "DurationField.get_internal_type", Role.cause,
+                    span=(method, method + 1))
+    report = "DurationField error message shows the wrong format\n\nThe invalid message names the wrong format."
+
+    def first(config: WriterConfig) -> Citation:
+        return narrow_prime([Citation(**vars(cite))], report, Focus.from_text(report), {"format": 1.0},
+                            {"db/fields.py": FIELD}, config)[0]
+
+    padded, bare = first(WriterConfig()), first(WriterConfig(pad_first_range=False))
+    assert (bare.start, bare.end) == (method, method + 1)
+    assert padded.end - padded.start + 1 == 15 and padded.start <= method and method + 1 <= padded.end
+    assert padded.start <= 9, "the class attribute above the method is inside the range"
+
+
+def test_padding_stops_at_the_next_definition_the_report_cites():
+    lines = FIELD.split("\n")
+    method = lines.index("    def get_internal_type(self):") + 1
+    first = Citation("db/fields.py", method, method + 1, "DurationField.get_internal_type", Role.cause,
+                     span=(method, method + 1))
+    helper = Citation("db/fields.py", method + 4, method + 5, "DurationField.helper_1", Role.related,
+                      span=(method + 4, method + 5))
+    report = "DurationField error message shows the wrong format\n\nThe invalid message names the wrong format."
+    out = narrow_prime([first, helper], report, Focus.from_text(report), {"format": 1.0}, {"db/fields.py": FIELD},
+                       WriterConfig(cite_rest=False))
+    assert out[0].end == method + 3 and out[0].start < method, "widened upwards only, up to the cited helper"
+    assert (out[1].start, out[1].end) == (method + 4, method + 5)
+
+
+def test_padding_stays_inside_the_file_and_leaves_a_wide_range_alone():
+    assert pad(2, 3, 1, 6, 15) == (1, 6)
+    assert pad(10, 24, 1, 100, 15) == (10, 24)
+    assert pad(50, 51, 1, 100, 15) == (46, 60)
