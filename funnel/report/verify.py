@@ -133,8 +133,9 @@ def _check_symbol(
             found = index.enclosing(rel, line)
             if found is None:
                 continue
-            if str(getattr(found, "qualname", "")) == symbol.strip("`"):
-                return symbol, None  # the cited definition itself, in a range opening on the lines above it
+            qualname = str(getattr(found, "qualname", "") or "")
+            if qualname and _names(qualname)[0] == full:
+                return qualname, None  # the cited definition itself, in a range opening on the lines above it
             around = around or found
     except Exception:  # noqa: BLE001 - a broken index must not lose the claim
         return symbol, None

@@ -294,9 +294,10 @@ public:
 def test_a_definition_whose_name_is_no_plain_word_keeps_its_name_in_a_range_opening_above_it(repo):
     (repo / "include").mkdir()
     (repo / "include/approx.hpp").write_text(APPROX_H)
-    out = check_claims(_draft(_loc("include/approx.hpp", 3, 8, symbol="Catch.Approx.operator()")), repo,
-                       make_index(repo))
-    assert out.affected_files[0].symbol == "Catch.Approx.operator()" and out.corrections == []
+    index = make_index(repo)
+    for cited in ("Catch.Approx.operator()", "Catch.Approx.operator"):  # a report parser may drop the parentheses
+        out = check_claims(_draft(_loc("include/approx.hpp", 3, 8, symbol=cited)), repo, index)
+        assert out.affected_files[0].symbol == "Catch.Approx.operator()" and out.corrections == [], cited
 
 
 def test_absolute_path_from_another_checkout_is_corrected_by_its_snippet(repo):
