@@ -59,5 +59,7 @@ def assert_diagnosis(result: Any) -> dict[str, Any]:
     assert data["diagnosis"]["affected_files"][0]["path"] == "calc/stats.py"
     text = result.content[0].text
     assert text.startswith(f"Investigation {data['id']}: done")
-    assert "calc/stats.py:9-12" in text and "`mean`" in text
+    first = data["diagnosis"]["affected_files"][0]
+    assert first["line_start"] <= 9 and first["line_end"] >= 12, first  # `mean`, with the lines around it
+    assert f"calc/stats.py:{first['line_start']}-{first['line_end']}" in text and "`mean`" in text
     return data
