@@ -91,6 +91,7 @@ def pad(start: int, end: int, lo: int, hi: int, width: int) -> tuple[int, int]:
     extra = width - (end - start + 1)
     if extra <= 0:
         return start, end
+    lo, hi = min(lo, start), max(hi, end)
     first = max(lo, start - extra // 3)
     last = min(hi, first + width - 1)
     return max(lo, min(first, last - width + 1)), max(last, end)
@@ -204,7 +205,7 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
         first.focus_lines = [anchor] + [ln for ln in first.focus_lines if ln != anchor and first.start <= ln <= first.end]
     elif config.first_range_lines > 0:
         first.end = min(first.end, first.start + config.first_range_lines - 1)
-    if config.pad_first_range and config.first_range_lines > 0:
+    if config.pad_first_range and config.first_range_lines > 0 and source:
         lo, hi = _free_lines(first, [c for c in out[1:] if c.path == path], len(lines))
         first.start, first.end = pad(first.start, first.end, lo, hi, config.first_range_lines)
     for f in [f for f in findings[1:] if not first.start <= f.line <= first.end][: config.extra_ranges]:

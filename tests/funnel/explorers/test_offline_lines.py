@@ -133,3 +133,5 @@ def test_padding_stays_inside_the_file_and_leaves_a_wide_range_alone():
     assert pad(2, 3, 1, 6, 15) == (1, 6)
     assert pad(10, 24, 1, 100, 15) == (10, 24)
     assert pad(50, 51, 1, 100, 15) == (46, 60)
+    start, end = pad(100, 101, 1, 1, 15)
+    assert start <= 100 and end == 101 and end - start + 1 == 15, "bounds that miss the range never stretch it"
