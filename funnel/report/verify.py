@@ -96,8 +96,10 @@ def _names(symbol: str) -> tuple[str, str]:
 
 
 def _def_matches(d: Any, full: str, last: str) -> bool:
-    qual = str(getattr(d, "qualname", "") or "")
-    name = str(getattr(d, "name", "") or "")
+    """Whether definition `d` is the cited `full` / `last` (`_names`), its own names read the same way (C++
+    `operator()` is `operator`)."""
+    qual = _names(str(getattr(d, "qualname", "") or ""))[0]
+    name = _names(str(getattr(d, "name", "") or ""))[0]
     return full in (qual, name) or qual.endswith("." + full) or full.endswith("." + qual) or (
         "." not in full and name == last
     )
@@ -133,9 +135,8 @@ def _check_symbol(
             found = index.enclosing(rel, line)
             if found is None:
                 continue
-            qualname = str(getattr(found, "qualname", "") or "")
-            if qualname and _names(qualname)[0] == full:
-                return qualname, None  # the cited definition itself, in a range opening on the lines above it
+            if _def_matches(found, full, last):  # the cited definition itself, in a range opening above it
+                return str(getattr(found, "qualname", "") or symbol), None
             around = around or found
     except Exception:  # noqa: BLE001 - a broken index must not lose the claim
         return symbol, None
