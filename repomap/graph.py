@@ -106,85 +106,10 @@ def assemble(t: Tables) -> Graph:
     defined = n_def > 0
 
     file_arr = np.repeat(np.arange(n, dtype=np.int64), t.ref_counts)
-    kind_arr = t.r_kind
-    count_arr = t.r_count.astype(np.float64)
     nid_arr = np.where(defined[t.r_name], t.r_name, -1) if len(t.r_name) else np.zeros(0, np.int64)
-
-    # imports of module paths: a direct edge to the module's file, and the last component as a name
-    m_src = m_dst = np.zeros(0, dtype=np.int64)
-    m_w = np.zeros(0, dtype=np.float64)
-    if t.imports and len(nid_arr):
-        is_mod = np.zeros(n_names, dtype=bool)
-        tail = np.full(n_names, -1, dtype=np.int64)
-        n_targets = np.zeros(n_names, dtype=np.int64)
-        first_target = np.zeros(n_names, dtype=np.int64)
-        flat_targets: list[int] = []
-        for nid, (norm, tail_id) in t.imports.items():
-            is_mod[nid] = True
-            tail[nid] = tail_id
-            targets = t.module_files.get(norm)
-            if targets and len(targets) <= 3:
-                n_targets[nid] = len(targets)
-                first_target[nid] = len(flat_targets)
-                flat_targets.extend(targets)
-        ks = np.nonzero((kind_arr == IMPORT) & (nid_arr < 0) & is_mod[t.r_name])[0]
-        imported = t.r_name[ks]
-        if len(ks):
-            cnt = n_targets[imported]
-            total = int(cnt.sum())
-            if total:
-                rep = np.repeat(np.arange(len(ks)), cnt)
-                offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-                e_src = file_arr[ks][rep]
-                e_dst = np.array(flat_targets, dtype=np.int64)[first_target[imported][rep] + offs]
-                e_w = MODULE_IMPORT_WEIGHT / cnt[rep].astype(np.float64)
-                own = e_src != e_dst
-                e_src, e_dst, e_w = e_src[own], e_dst[own], e_w[own]
-                if len(e_src):
-                    uniq, inverse = np.unique(e_src * n + e_dst, return_inverse=True)
-                    m_w = np.bincount(inverse, weights=e_w, minlength=len(uniq))
-                    m_src, m_dst = uniq // n, uniq % n
-            tails = tail[imported]
-            nid_arr[ks] = np.where((tails >= 0) & defined[np.maximum(tails, 0)], tails, -1)
-
-    valid = nid_arr >= 0
-    v_name = nid_arr[valid]
-    weights = np.asarray(KIND_WEIGHTS)[kind_arr[valid]] * count_arr[valid]
-    # one row per (name, file, plain or member access), names in (family, name) order: `x.save()` may mean a
-    # method, `save()` may not
-    member_ref = (kind_arr[valid] == MEMBER_CALL).astype(np.int64)
-    uniq, inverse = np.unique((name_order[v_name] * nf + file_arr[valid]) * 2 + member_ref, return_inverse=True)
-    ref_w = np.bincount(inverse, weights=weights, minlength=len(uniq))
-    r_plain = (uniq % 2) == 0
-    pair_key = uniq // 2
-    r_rank, r_file = pair_key // nf, pair_key % nf
-    r_name = by_order[r_rank]
-    first = np.ones(len(pair_key), dtype=bool)
-    first[1:] = pair_key[1:] != pair_key[:-1]
-    df = np.bincount(r_name[first], minlength=n_names).astype(np.float64)
-    # name damping: spread over definers, fewer points for private names and names (nearly) everyone uses
-    private = t.private if len(t.private) else np.ones(n_names, dtype=np.float64)
-    idf = np.log1p(n / np.maximum(df, 1.0)) / math.log1p(max(n, 1))
-    many = np.where(n_def > 5, 0.2, 1.0)
-    name_w = private * idf * many / np.maximum(n_def, 1.0)
-    row_w = np.sqrt(ref_w) * name_w[r_name]
-
-    # symbol edges, one per (definition pair, reference row of its name): grouped by definition pair, each
-    # group's rows by file
-    if len(r_file) and len(d_rank):
-        per_rank = np.bincount(r_rank, minlength=n_names)
-        cnt = per_rank[d_rank]
-        total = int(cnt.sum())
-        pair = np.repeat(np.arange(len(d_rank)), cnt)
-        offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-        row = np.repeat((np.cumsum(per_rank) - per_rank)[d_rank], cnt) + offs
-        s_src, s_dst = r_file[row], d_file[pair]
-        keep = (s_src != s_dst) & ~(r_plain[row] & d_member[pair] & strict[s_src])
-        s_src, s_dst, pair = s_src[keep], s_dst[keep], pair[keep]
-        s_w = row_w[row[keep]]
-    else:
-        s_src = s_dst = pair = np.zeros(0, dtype=np.int64)
-        s_w = np.zeros(0, dtype=np.float64)
+    m_src, m_dst, m_w = _import_edges(t, file_arr, nid_arr, defined)
+    r_rank, r_file, r_plain, row_w = _reference_rows(t, file_arr, nid_arr, n_def, name_order, by_order)
+    s_src, s_dst, pair, s_w = _symbol_edges(r_rank, r_file, r_plain, row_w, d_rank, d_file, d_member, strict, n_names)
 
     all_src = np.concatenate([s_src, m_src])
     all_dst = np.concatenate([s_dst, m_dst])
@@ -203,6 +128,101 @@ def assemble(t: Tables) -> Graph:
     arrays = dict(src=src, dst=dst, weight=w, sym_src=s_src, sym_weight=s_w, sym_keys=sym_keys, sym_starts=sym_starts,
                   def_rank=d_rank, def_file=d_file, def_member=d_member, file_defs=t.file_defs, file_errors=t.file_errors)
     return Graph(paths, families, Names(t.vocab, name_order), t.module_files, t.suffixes, arrays)
+
+
+_EMPTY_EDGES = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+
+
+def _import_edges(t: Tables, file_arr: np.ndarray, nid_arr: np.ndarray,
+                  defined: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Imports of module paths: a direct edge (source, target file, weight) to the module's file, summed per file
+    pair; and, in `nid_arr` (changed in place), each such import read as a reference to the path's last component
+    when a file defines that name."""
+    n, n_names = len(t.paths), max(len(t.private), 1)
+    if not t.imports or not len(nid_arr):
+        return _EMPTY_EDGES
+    is_mod = np.zeros(n_names, dtype=bool)
+    tail = np.full(n_names, -1, dtype=np.int64)
+    n_targets = np.zeros(n_names, dtype=np.int64)
+    first_target = np.zeros(n_names, dtype=np.int64)
+    flat_targets: list[int] = []
+    for nid, (norm, tail_id) in t.imports.items():
+        is_mod[nid] = True
+        tail[nid] = tail_id
+        targets = t.module_files.get(norm)
+        if targets and len(targets) <= 3:
+            n_targets[nid] = len(targets)
+            first_target[nid] = len(flat_targets)
+            flat_targets.extend(targets)
+    ks = np.nonzero((t.r_kind == IMPORT) & (nid_arr < 0) & is_mod[t.r_name])[0]
+    if not len(ks):
+        return _EMPTY_EDGES
+    imported = t.r_name[ks]
+    edges = _EMPTY_EDGES
+    cnt = n_targets[imported]
+    total = int(cnt.sum())
+    if total:
+        rep = np.repeat(np.arange(len(ks)), cnt)
+        offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        e_src = file_arr[ks][rep]
+        e_dst = np.array(flat_targets, dtype=np.int64)[first_target[imported][rep] + offs]
+        e_w = MODULE_IMPORT_WEIGHT / cnt[rep].astype(np.float64)
+        own = e_src != e_dst
+        e_src, e_dst, e_w = e_src[own], e_dst[own], e_w[own]
+        if len(e_src):
+            uniq, inverse = np.unique(e_src * n + e_dst, return_inverse=True)
+            edges = (uniq // n, uniq % n, np.bincount(inverse, weights=e_w, minlength=len(uniq)))
+    tails = tail[imported]
+    nid_arr[ks] = np.where((tails >= 0) & defined[np.maximum(tails, 0)], tails, -1)
+    return edges
+
+
+def _reference_rows(t: Tables, file_arr: np.ndarray, nid_arr: np.ndarray, n_def: np.ndarray, name_order: np.ndarray,
+                    by_order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One row per (name, referencing file, plain or member access) of the references to defined names, names in
+    (family, name) order (`x.save()` may mean a method, `save()` may not): each row's name position, file, whether
+    the access is plain, and its weight."""
+    n, n_names = len(t.paths), max(len(t.private), 1)
+    nf = max(n, 1)
+    valid = nid_arr >= 0
+    v_name = nid_arr[valid]
+    weights = np.asarray(KIND_WEIGHTS)[t.r_kind[valid]] * t.r_count.astype(np.float64)[valid]
+    member_ref = (t.r_kind[valid] == MEMBER_CALL).astype(np.int64)
+    uniq, inverse = np.unique((name_order[v_name] * nf + file_arr[valid]) * 2 + member_ref, return_inverse=True)
+    ref_w = np.bincount(inverse, weights=weights, minlength=len(uniq))
+    r_plain = (uniq % 2) == 0
+    pair_key = uniq // 2
+    r_rank, r_file = pair_key // nf, pair_key % nf
+    r_name = by_order[r_rank]
+    first = np.ones(len(pair_key), dtype=bool)
+    first[1:] = pair_key[1:] != pair_key[:-1]
+    df = np.bincount(r_name[first], minlength=n_names).astype(np.float64)
+    # name damping: spread over definers, fewer points for private names and names (nearly) everyone uses
+    private = t.private if len(t.private) else np.ones(n_names, dtype=np.float64)
+    idf = np.log1p(n / np.maximum(df, 1.0)) / math.log1p(max(n, 1))
+    many = np.where(n_def > 5, 0.2, 1.0)
+    name_w = private * idf * many / np.maximum(n_def, 1.0)
+    return r_rank, r_file, r_plain, np.sqrt(ref_w) * name_w[r_name]
+
+
+def _symbol_edges(r_rank: np.ndarray, r_file: np.ndarray, r_plain: np.ndarray, row_w: np.ndarray, d_rank: np.ndarray,
+                  d_file: np.ndarray, d_member: np.ndarray, strict: np.ndarray,
+                  n_names: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Symbol edges (source, target, definition pair, weight), one per (definition pair, reference row of its
+    name): grouped by definition pair, each group's rows by file. A plain call does not reach a member definition
+    in a strict family, and a file does not reference itself."""
+    if not (len(r_file) and len(d_rank)):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, np.zeros(0, dtype=np.float64)
+    per_rank = np.bincount(r_rank, minlength=n_names)
+    cnt = per_rank[d_rank]
+    total = int(cnt.sum())
+    pair = np.repeat(np.arange(len(d_rank)), cnt)
+    offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    row = np.repeat((np.cumsum(per_rank) - per_rank)[d_rank], cnt) + offs
+    s_src, s_dst = r_file[row], d_file[pair]
+    keep = (s_src != s_dst) & ~(r_plain[row] & d_member[pair] & strict[s_src])
+    return s_src[keep], s_dst[keep], pair[keep], row_w[row[keep]]
 
 
 def build_graph(paths: list[str], tags: Sequence[FileTags], families: list[str]) -> Graph:
