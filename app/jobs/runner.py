@@ -213,18 +213,7 @@ async def _run(
         # Shutdown: keep what was traced, leave the row `running` so the next start re-queues it.
         cancel.cancel("worker shutting down")
         watcher.cancel()
-        try:
-            await _flush(runtime, investigation_id, run, sink)
-            # procrastinate aborts an async job by cancelling its task: a user's cancel, not a shutdown.
-            async with runtime.db.session() as s:
-                if await store.cancel_requested(s, investigation_id):
-                    await store.append_trace_events(
-                        s, investigation_id, run, [_status_event(Status.cancelled, run=run, error=None)]
-                    )
-                    await store.finish(s, investigation_id, status=Status.cancelled)
-                    runtime.metrics.finished.labels(Status.cancelled.value, "cancelled").inc()
-        except Exception:
-            log.warning("could not record the interruption", exc_info=True)
+        await _record_interruption(runtime, investigation_id, run, sink)
         raise
     except Exception as exc:  # the explorer's or funnel's failure: the run fails, the service stays up
         log.exception("investigation failed")
@@ -247,6 +236,22 @@ async def _run(
         await _comment_back(runtime, investigation_id, run, report, validated)
     await asyncio.to_thread(enforce_caps, runtime.settings)
     return status
+
+
+async def _record_interruption(runtime: Runtime, investigation_id: int, run: int, sink: _EventSink) -> None:
+    """Store what an interrupted run traced; a user's cancel (procrastinate aborts an async job by cancelling its
+    task) also ends the investigation `cancelled`, a shutdown leaves it `running` for the next start."""
+    try:
+        await _flush(runtime, investigation_id, run, sink)
+        async with runtime.db.session() as s:
+            if await store.cancel_requested(s, investigation_id):
+                await store.append_trace_events(
+                    s, investigation_id, run, [_status_event(Status.cancelled, run=run, error=None)]
+                )
+                await store.finish(s, investigation_id, status=Status.cancelled)
+                runtime.metrics.finished.labels(Status.cancelled.value, "cancelled").inc()
+    except Exception:
+        log.warning("could not record the interruption", exc_info=True)
 
 
 async def _comment_back(runtime: Runtime, investigation_id: int, run: int, report: Any, diagnosis: Any) -> None:
