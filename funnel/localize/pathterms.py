@@ -37,7 +37,7 @@ def path_term_scores(counts: Mapping[str, int], title: str, pool: set[str]) -> d
     for p in pool:
         found = path_tokens(p) & terms
         if found:
-            out[p] = min(1.0, sum(1.0 / (1.0 + math.log(counts[t])) for t in found))
+            out[p] = min(1.0, math.fsum(1.0 / (1.0 + math.log(counts[t])) for t in found))
     return out
 
 

@@ -36,7 +36,7 @@ def line_scores(shown: dict[int, str], start: int, end: int, query: dict[str, fl
     terms = {ln: set(tokenize(text)) & query.keys() for ln, text in code.items()}
     df = Counter(t for found in terms.values() for t in found)
     n = len(code)
-    return {ln: sum(query[t] * math.log(1 + n / df[t]) for t in terms[ln]) for ln in code}
+    return {ln: math.fsum(query[t] * math.log(1 + n / df[t]) for t in terms[ln]) for ln in code}
 
 
 def best_line(shown: dict[int, str], start: int, end: int, query: dict[str, float]) -> int | None:

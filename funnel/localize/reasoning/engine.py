@@ -14,6 +14,7 @@ and the writer keeps its plain, lower-confidence text.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -151,7 +152,7 @@ def _finding(path: str, line: int, lines: list[str], symbol: str, kind: ErrorKin
     words["line"] = f"{path.rpartition('/')[2]}:{line}"
     words = {k: (_short(" ".join(v.split()), 50) if k not in {"line", "code", "code_short", "_imports", "argtext"}
                  else v) for k, v in words.items()}
-    overlap = sum(terms.get(t, 0.0) for t in set(tokenize(code)))
+    overlap = math.fsum(terms.get(t, 0.0) for t in set(tokenize(code)))
     score = shape.weight + (1.0 if words.get("named") == "1" else 0.0) + 0.3 * (1.0 - min(rank, 3) / 3)
     score += min(overlap, 20.0) / 20.0
     return Finding(path=path, line=line, symbol=symbol, rule=kind.name, error=kind.error,
@@ -222,7 +223,7 @@ def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Spa
         role = roles.get(ln, "")
         item = max(found, key=lambda n: named[n])
         weight = sum(named[n] for n in found) * _ROLE_FACTOR[role]
-        overlap = sum(terms.get(t, 0.0) for t in set(tokenize(code)))
+        overlap = math.fsum(terms.get(t, 0.0) for t in set(tokenize(code)))
         score = weight + min(overlap, 20.0) / 40.0 + 0.2 * (1.0 - min(k, 3) / 3)
         where = f"{path.rpartition('/')[2]}:{ln}"
         verb = {"compared": "decides the reported case", "returned": "produces the returned value",

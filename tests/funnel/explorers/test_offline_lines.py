@@ -3,6 +3,11 @@ most with the report), and where the narrow first range around it is placed."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from funnel.explorers.offline.lines import best_line, evidence_window, narrow_prime, pad, window
 from funnel.explorers.offline.writer import Citation, WriterConfig
 from repomap.focus import Focus
@@ -135,3 +140,23 @@ def test_padding_stays_inside_the_file_and_leaves_a_wide_range_alone():
     assert pad(50, 51, 1, 100, 15) == (46, 60)
     start, end = pad(100, 101, 1, 1, 15)
     assert start <= 100 and end == 101 and end - start + 1 == 15, "bounds that miss the range never stretch it"
+
+
+_SCORES_SCRIPT = """
+from funnel.explorers.offline.lines import line_scores
+words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lam", "mu"]
+shown = {1: "def f():", 2: "    " + " + ".join(words), 3: "    return " + " + ".join(words[::3])}
+query = {w: 0.1 * (k + 1) / 3 for k, w in enumerate(words)}
+print(repr(sorted(line_scores(shown, 1, 3, query).items())))
+"""
+
+
+def test_line_scores_are_the_same_under_any_string_hash_seed():
+    """A line's score sums over a set of terms, whose order follows the process's string hash: the sum must not."""
+    root = Path(__file__).resolve().parents[3]
+    outputs = {
+        subprocess.run([sys.executable, "-c", _SCORES_SCRIPT], capture_output=True, text=True, check=True, cwd=root,
+                       env=os.environ | {"PYTHONHASHSEED": str(seed)}).stdout
+        for seed in range(4)
+    }
+    assert len(outputs) == 1, outputs
