@@ -1,10 +1,13 @@
 """Compare two `bugsleuth eval` runs instance by instance: which top-five files and functions differ.
 
     python bench/compare_runs.py /work/bench-out/eval-300-anchor/results.jsonl /work/bench-out/eval-house-40/results.jsonl
+    python bench/compare_runs.py /work/bench-out/ml-seed1/results.jsonl /work/bench-out/ml-seed2/results.jsonl --whole
 
 Only instances present in both files are compared (a subset run against a full one works). Prints one line per
 instance whose ranked files or functions (first `--top`, default 5) differ, then a summary; exit code 1 when any
-differs, 2 when nothing could be compared.
+differs, 2 when nothing could be compared. `--whole` compares the whole diagnosis too (every cited range, quoted
+line and sentence; the stats' timings left out): two runs of the same code must agree there, whatever the
+process's string hash seed (`PYTHONHASHSEED`).
 """
 
 from __future__ import annotations
@@ -30,9 +33,39 @@ def load(path: Path) -> dict[str, dict]:
     return records
 
 
-def differences(a: dict, b: dict, top: int) -> list[str]:
-    """What differs between two records of one instance: files, functions, termination, error."""
+_TIMINGS = ("duration_s", "cost_usd")
+"""The diagnosis stats that vary from run to run of the same code."""
+
+
+def _steady(diagnosis: dict | None) -> dict | None:
+    """A diagnosis without its timings."""
+    if not diagnosis:
+        return diagnosis
+    stats = {k: v for k, v in (diagnosis.get("stats") or {}).items() if k not in _TIMINGS}
+    return diagnosis | {"stats": stats}
+
+
+def _first_difference(a: object, b: object, where: str = "diagnosis") -> str:
+    """Where two JSON values first differ, with both sides (shortened)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*a, *(k for k in b if k not in a)]:
+            if a.get(key) != b.get(key):
+                return _first_difference(a.get(key), b.get(key), f"{where}.{key}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for n, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return _first_difference(x, y, f"{where}[{n}]")
+    return f"{where}: {str(a)[:160]!r} -> {str(b)[:160]!r}"
+
+
+def differences(a: dict, b: dict, top: int, whole: bool = False) -> list[str]:
+    """What differs between two records of one instance: files, functions, termination, error; with `whole`, the
+    cited line ranges and the diagnosis too (its first difference)."""
     out = []
+    if whole and a.get("line_ranges") != b.get("line_ranges"):
+        out.append(f"line_ranges: {a.get('line_ranges')} -> {b.get('line_ranges')}")
+    if whole and _steady(a.get("diagnosis")) != _steady(b.get("diagnosis")):
+        out.append(_first_difference(_steady(a.get("diagnosis")), _steady(b.get("diagnosis"))))
     for key in ("ranked_files", "ranked_functions"):
         if (a.get(key) or [])[:top] != (b.get(key) or [])[:top]:
             out.append(f"{key}: {(a.get(key) or [])[:top]} -> {(b.get(key) or [])[:top]}")
@@ -48,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("before", type=Path)
     parser.add_argument("after", type=Path)
     parser.add_argument("--top", type=int, default=5, help="how many ranked files/functions to compare (default 5)")
+    parser.add_argument("--whole", action="store_true",
+                        help="compare the cited ranges and the whole diagnosis too (timings left out)")
     args = parser.parse_args(argv)
     before, after = load(args.before), load(args.after)
     common = [i for i in before if i in after]
@@ -56,12 +91,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     changed = 0
     for iid in common:
-        diff = differences(before[iid], after[iid], args.top)
+        diff = differences(before[iid], after[iid], args.top, args.whole)
         if diff:
             changed += 1
             print(f"{iid}:\n  " + "\n  ".join(diff))
     only = len(after) - len(common)
-    print(f"{len(common)} instance(s) compared, {changed} differ in top-{args.top} files/functions or termination"
+    what = "diagnosis, cited ranges" if args.whole else f"top-{args.top} files/functions"
+    print(f"{len(common)} instance(s) compared, {changed} differ in {what} or termination"
           + (f"; {only} only in {args.after}" if only else ""))
     return 1 if changed else 0
 
