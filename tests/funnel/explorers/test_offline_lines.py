@@ -154,9 +154,8 @@ print(repr(sorted(line_scores(shown, 1, 3, query).items())))
 def test_line_scores_are_the_same_under_any_string_hash_seed():
     """A line's score sums over a set of terms, whose order follows the process's string hash: the sum must not."""
     root = Path(__file__).resolve().parents[3]
-    outputs = {
-        subprocess.run([sys.executable, "-c", _SCORES_SCRIPT], capture_output=True, text=True, check=True, cwd=root,
-                       env=os.environ | {"PYTHONHASHSEED": str(seed)}).stdout
-        for seed in range(4)
-    }
-    assert len(outputs) == 1, outputs
+    runs = [subprocess.Popen([sys.executable, "-c", _SCORES_SCRIPT], stdout=subprocess.PIPE, text=True, cwd=root,
+                             env=os.environ | {"PYTHONHASHSEED": str(seed)})
+            for seed in range(4)]
+    outputs = {run.communicate(timeout=120)[0] for run in runs}
+    assert all(run.returncode == 0 for run in runs) and len(outputs) == 1, outputs
