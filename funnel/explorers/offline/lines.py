@@ -36,6 +36,7 @@ def line_scores(shown: dict[int, str], start: int, end: int, query: dict[str, fl
     terms = {ln: set(tokenize(text)) & query.keys() for ln, text in code.items()}
     df = Counter(t for found in terms.values() for t in found)
     n = len(code)
+    # fsum is exact: a set's order follows the process's string hash, and a plain sum's rounding would follow it
     return {ln: math.fsum(query[t] * math.log(1 + n / df[t]) for t in terms[ln]) for ln in code}
 
 
