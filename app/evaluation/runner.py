@@ -9,8 +9,10 @@ from __future__ import annotations
 import importlib
 import json
 import multiprocessing
+import os
 import re
 import subprocess
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -343,7 +345,8 @@ def _execute(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
         # crashed; a fresh pool takes the rest.
         suspects: list[Task] = []
         broken = False
-        with ProcessPoolExecutor(max_workers=min(jobs, len(queue)), mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(queue)), mp_context=context,
+                                 initializer=_follow_parent, initargs=(os.getpid(),)) as pool:
             running: dict[Future[dict[str, Any]], Task] = {}
             while (queue and not broken) or running:
                 while queue and not broken and len(running) < jobs:
@@ -370,11 +373,29 @@ def _execute(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
 
 
 def _run_alone(task: Task, context: Any) -> dict[str, Any]:
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_follow_parent,
+                             initargs=(os.getpid(),)) as pool:
         try:
             return pool.submit(run_task, task).result()
         except Exception as exc:  # noqa: BLE001
             return _crashed(task, exc)
+
+
+PARENT_POLL_SECONDS = 1.0
+"""How often a worker checks that the eval process that started it is still there."""
+
+
+def _follow_parent(parent: int) -> None:
+    """Worker initializer: end the worker once the eval process that started it is gone. Killed by a signal it
+    cannot catch (a CI timeout's SIGTERM or SIGKILL), the parent takes no workers with it, and each would run its
+    instance to the end for nobody."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="follow-parent", daemon=True).start()
 
 
 def _crashed(task: Task, exc: BaseException) -> dict[str, Any]:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -269,6 +272,29 @@ def test_a_pool_broken_while_a_record_is_written_does_not_lose_the_next_instance
     assert sorted(records) == ["acme__calc-1", "acme__calc-2", "acme__calc-3"]
     assert records["acme__calc-1"]["termination"] == "crashed"
     assert records["acme__calc-2"]["error"] is None and records["acme__calc-3"]["error"] is None
+
+
+@pytest.mark.slow
+def test_the_workers_end_with_an_eval_killed_outright(bench):
+    # SIGKILL, as a CI timeout may send it: the parent can not stop its workers, they have to notice.
+    never = bench["dir"] / "never"
+    for row in bench["rows"]:
+        row["problem_statement"] = f"Blocks\nSTUB-DIE-ON: {never}"
+    bench["data"].write_text("".join(json.dumps(r) + "\n" for r in bench["rows"]))
+    root = Path(__file__).resolve().parents[2]
+    cmd = [sys.executable, "-c", "from app.cli import main; main()", "eval", str(bench["data"]), "--repos",
+           str(bench["repos"]), "--cache", str(bench["cache"]), "--out", str(bench["out"]), "--investigate", STUB,
+           "--jobs", "2"]
+    parent = subprocess.Popen(cmd, cwd=root, env=os.environ | {"PYTHONPATH": str(root)},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        worker = _pid_of(bench, "STUB-DIE-ON")
+        parent.kill()
+        parent.wait(timeout=60)
+        _wait_until_dead(worker)  # the stub alone would block for two minutes
+    finally:
+        never.touch()
+        parent.kill()
 
 
 def _pid_of(bench, marker: str) -> int:
