@@ -386,9 +386,10 @@ PARENT_POLL_SECONDS = 1.0
 
 
 def _follow_parent(parent: int) -> None:
-    """Worker initializer: end the worker once the eval process that started it is gone. Killed by a signal it
-    cannot catch (a CI timeout's SIGTERM or SIGKILL), the parent takes no workers with it, and each would run its
-    instance to the end for nobody."""
+    """Worker initializer: end the worker once the eval process that started it is gone. Killed outright (SIGKILL,
+    or a CI timeout's SIGTERM, which it does not handle), the parent takes no workers with it, and each would run
+    its instance to the end for nobody. With this thread running, a worker's repo-map parse pool starts by
+    forkserver rather than fork (`repomap._parse._start_pool`)."""
 
     def watch() -> None:
         while os.getppid() == parent:
