@@ -62,10 +62,12 @@ def differences(a: dict, b: dict, top: int, whole: bool = False) -> list[str]:
     """What differs between two records of one instance: files, functions, termination, error; with `whole`, the
     cited line ranges and the diagnosis too (its first difference)."""
     out = []
-    if whole and a.get("line_ranges") != b.get("line_ranges"):
-        out.append(f"line_ranges: {a.get('line_ranges')} -> {b.get('line_ranges')}")
-    if whole and _steady(a.get("diagnosis")) != _steady(b.get("diagnosis")):
-        out.append(_first_difference(_steady(a.get("diagnosis")), _steady(b.get("diagnosis"))))
+    if whole:
+        if a.get("line_ranges") != b.get("line_ranges"):
+            out.append(f"line_ranges: {a.get('line_ranges')} -> {b.get('line_ranges')}")
+        da, db = _steady(a.get("diagnosis")), _steady(b.get("diagnosis"))
+        if da != db:
+            out.append(_first_difference(da, db))
     for key in ("ranked_files", "ranked_functions"):
         if (a.get(key) or [])[:top] != (b.get(key) or [])[:top]:
             out.append(f"{key}: {(a.get(key) or [])[:top]} -> {(b.get(key) or [])[:top]}")
