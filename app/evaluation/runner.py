@@ -345,8 +345,7 @@ def _execute(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
         # crashed; a fresh pool takes the rest.
         suspects: list[Task] = []
         broken = False
-        with ProcessPoolExecutor(max_workers=min(jobs, len(queue)), mp_context=context,
-                                 initializer=_follow_parent, initargs=(os.getpid(),)) as pool:
+        with _pool(min(jobs, len(queue)), context) as pool:
             running: dict[Future[dict[str, Any]], Task] = {}
             while (queue and not broken) or running:
                 while queue and not broken and len(running) < jobs:
@@ -373,12 +372,17 @@ def _execute(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
 
 
 def _run_alone(task: Task, context: Any) -> dict[str, Any]:
-    with ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_follow_parent,
-                             initargs=(os.getpid(),)) as pool:
+    with _pool(1, context) as pool:
         try:
             return pool.submit(run_task, task).result()
         except Exception as exc:  # noqa: BLE001
             return _crashed(task, exc)
+
+
+def _pool(workers: int, context: Any) -> ProcessPoolExecutor:
+    """A pool of `workers` processes that end with this one (`_follow_parent`)."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_follow_parent,
+                               initargs=(os.getpid(),))
 
 
 PARENT_POLL_SECONDS = 1.0
