@@ -14,7 +14,17 @@ on the tune half, checks the expected calibration error (five equal-width bins) 
 `--check-on` set, each beside the error a perfectly calibrated confidence would show there by chance (`_by_chance`),
 and with `--write` stores the curve's knots, nothing else. Without `--languages` it fits the default curve; with
 it, the curve of a group of languages (records whose prime suspect is in one of them), kept beside the default.
-A check applies each record the curve of its prime suspect's language, as the writer does.
+A check applies each record the mapping of its prime suspect's language, as the writer does.
+
+`--features margin,stem,...` fits a logistic model over those of the ranking's `CONFIDENCE_FEATURES` instead of a
+curve of the raw value (scikit-learn's L2-penalized logistic regression on standardized features, `--c` its
+inverse penalty; stored in the features' own units). The features are read from `ranking.confidence_features`,
+recorded since they existed. Each line also gives the discrimination (`metrics.discrimination`, AUC), and a model
+its five-fold cross-validated discrimination on the tune half (`tune_auc_cross_validated`), which compares feature
+sets of different sizes without the check half.
+
+    .venv/bin/python bench/fit_calibration.py /work/bench-out/lite-38 --data ../shared/bench/swebench_lite.jsonl \
+        --features margin,stem,mention,path,frame --write
 """
 
 from __future__ import annotations
@@ -27,15 +37,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.evaluation.metrics import calibration_noise, normalize_path  # noqa: E402
+import numpy as np  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+
+from app.evaluation.metrics import calibration_noise, discrimination, normalize_path  # noqa: E402
 from funnel.localize.calibration import (  # noqa: E402
     CALIBRATION_FILE,
     TEXT_SOURCE,
     Calibration,
-    apply_curve,
+    Fit,
+    Logistic,
+    apply_fit,
     load_calibration,
     prime_language,
 )
+from funnel.localize.candidates import CONFIDENCE_FEATURES  # noqa: E402
 from repomap.languages import BY_NAME  # noqa: E402
 
 BINS = 5
@@ -45,8 +61,8 @@ def _jsonl(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
-Point = tuple[float, float, str | None]
-"""(raw confidence, prime file right, the prime file's language)."""
+Point = tuple[float, float, str | None, dict[str, float]]
+"""(raw confidence, prime file right, the prime file's language, the ranking's confidence features)."""
 
 
 def _raw(rec: dict) -> float:
@@ -66,7 +82,8 @@ def points(results: Path, data: Path) -> tuple[list[Point], list[Point]]:
             continue
         files = rec.get("ranked_files") or []
         right = float(bool(files) and normalize_path(files[0]) in gold[i])
-        out[half[i]].append((_raw(rec), right, prime_language(files[0] if files else None)))
+        features = (rec.get("ranking") or {}).get("confidence_features") or {}
+        out[half[i]].append((_raw(rec), right, prime_language(files[0] if files else None), features))
     return out
 
 
@@ -99,6 +116,34 @@ def logistic(pts: list[tuple[float, float]], knots: int = 11) -> tuple[list[floa
     return xs, [round(1.0 / (1.0 + math.exp(-(a * x + b))), 4) for x in xs]
 
 
+def logistic_model(pts: list[Point], names: list[str], c: float = 1.0) -> Logistic:
+    """A logistic model of "the prime file is right" over the named features, fitted on standardized values and
+    returned in the features' own units."""
+    x = np.array([[p[3].get(n, 0.0) for n in names] for p in pts])
+    y = np.array([p[1] for p in pts])
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale == 0] = 1.0
+    fitted = LogisticRegression(C=c).fit((x - mean) / scale, y)
+    weights = fitted.coef_[0] / scale
+    intercept = float(fitted.intercept_[0] - (weights * mean).sum())
+    return Logistic(tuple(names), tuple(round(float(w), 4) for w in weights), round(intercept, 4))
+
+
+def cross_validated_auc(pts: list[Point], names: list[str], c: float, folds: int = 5) -> float | None:
+    """The discrimination of the model on the tune half's own points, each scored by a model fitted without its
+    fold (fold = position mod `folds`): how well the features carry beyond the points they were fitted on, so
+    feature sets of different sizes can be compared on the tune half alone."""
+    pairs = []
+    for k in range(folds):
+        train = [p for n, p in enumerate(pts) if n % folds != k]
+        held = [p for n, p in enumerate(pts) if n % folds == k]
+        if not held or len({p[1] for p in train}) < 2:
+            continue
+        model = logistic_model(train, names, c)
+        pairs += [(model.probability(p[3]), bool(p[1])) for p in held]
+    return discrimination(pairs)
+
+
 def ece(pairs: list[tuple[float, float]]) -> float:
     """Expected calibration error over five equal-width bins of the predicted probability."""
     if not pairs:
@@ -112,7 +157,19 @@ def ece(pairs: list[tuple[float, float]]) -> float:
 
 
 def _calibrated(cal: Calibration, pts: list[Point]) -> list[tuple[float, float]]:
-    return [(apply_curve(cal.curve_for(lang), x), y) for x, y, lang in pts]
+    return [(apply_fit(cal.fit_for(lang), x, features), y) for x, y, lang, features in pts]
+
+
+def _figures(report: dict, name: str, cal: Calibration, pts: list[Point]) -> None:
+    """The error and discrimination of the raw value and of the calibrated one on `pts`, into `report`."""
+    calibrated = _calibrated(cal, pts)
+    report[f"{name}_n"] = len(pts)
+    report[f"{name}_ece_raw"] = round(ece([(x, y) for x, y, *_ in pts]), 3)
+    report[f"{name}_ece_calibrated"] = round(ece(calibrated), 3)
+    report[f"{name}_ece_by_chance"] = _by_chance(calibrated)
+    for kind, pairs in (("raw", [(x, y) for x, y, *_ in pts]), ("calibrated", calibrated)):
+        auc = discrimination([(p, bool(y)) for p, y in pairs])
+        report[f"{name}_auc_{kind}"] = None if auc is None else round(auc, 3)
 
 
 def _by_chance(pairs: list[tuple[float, float]]) -> list[float] | None:
@@ -122,9 +179,13 @@ def _by_chance(pairs: list[tuple[float, float]]) -> list[float] | None:
     return None if noise is None else [round(noise[0], 3), round(noise[1], 3)]
 
 
-def _write(curve: tuple[list[float], list[float]], languages: list[str], method: str, data_name: str) -> None:
+def _write(fit: Fit, languages: list[str], method: str, data_name: str) -> None:
     data = json.loads(CALIBRATION_FILE.read_text()) if CALIBRATION_FILE.exists() else {}
-    fitted = {"raw": curve[0], "probability": curve[1]}
+    if isinstance(fit, Logistic):
+        fitted: dict = {"model": {"features": list(fit.features), "weights": list(fit.weights),
+                                  "intercept": fit.intercept}}
+    else:
+        fitted = {"raw": list(fit[0]), "probability": list(fit[1])}
     if languages:
         groups = [g for g in data.get("groups", []) if set(g["languages"]).isdisjoint(languages)]
         fitted_on = f"{data_name} tune half (even rows), {method}"
@@ -144,13 +205,20 @@ def main() -> None:
     ap.add_argument("--check-on", action="append", default=[], help="RESULTS_DIR=DATA.jsonl, raw confidences")
     ap.add_argument("--method", choices=["isotonic", "logistic"], default="isotonic")
     ap.add_argument("--languages", default="", help="fit the curve of this group of languages (comma-separated)")
-    ap.add_argument("--write", action="store_true", help=f"store the knots in {CALIBRATION_FILE}")
+    ap.add_argument("--features", default="", help="fit a logistic model over these confidence features "
+                    f"(comma-separated, of {', '.join(CONFIDENCE_FEATURES)})")
+    ap.add_argument("--c", type=float, default=1.0, help="the model's inverse L2 penalty (with --features)")
+    ap.add_argument("--write", action="store_true", help=f"store the mapping in {CALIBRATION_FILE}")
     args = ap.parse_args()
     languages = [x for x in args.languages.split(",") if x]
+    features = [x for x in args.features.split(",") if x]
     known = [*BY_NAME, TEXT_SOURCE]
     unknown = [x for x in languages if x not in known]
     if unknown:
         ap.error(f"--languages: unknown {', '.join(unknown)}; choose from {', '.join(known)}")
+    strange = [x for x in features if x not in CONFIDENCE_FEATURES]
+    if strange:
+        ap.error(f"--features: unknown {', '.join(strange)}; choose from {', '.join(CONFIDENCE_FEATURES)}")
     current = load_calibration()
     if languages and current is None:
         ap.error(f"--languages fits a group beside the default curve, and {CALIBRATION_FILE} has none: fit it first")
@@ -160,30 +228,32 @@ def main() -> None:
     if not tune:
         among = f" whose prime suspect is in {args.languages}" if languages else ""
         ap.error(f"no record of the tune half to fit on{among}")
-    xs, ys = (isotonic if args.method == "isotonic" else logistic)(tune)
-    curve = (tuple(xs), tuple(ys))
-    if languages:
-        cal = Calibration(current.default, ((frozenset(languages), curve), *current.groups))
+    if features and not any(p[3] for p in tune):
+        ap.error("--features: the records carry no `ranking.confidence_features`; run the eval with this code first")
+    fit: Fit
+    if features:
+        fit, method = logistic_model(tune, features, args.c), f"logistic over {', '.join(features)}"
     else:
-        cal = Calibration(curve, current.groups if current is not None else ())
-    report = {"knots": len(xs), "tune_n": len(tune), "check_n": len(check)}
+        xs, ys = (isotonic if args.method == "isotonic" else logistic)(tune)
+        fit, method = (tuple(xs), tuple(ys)), args.method
+    if languages:
+        cal = Calibration(current.default, ((frozenset(languages), fit), *current.groups))
+    else:
+        cal = Calibration(fit, current.groups if current is not None else ())
+    report: dict = {"fit": fit if isinstance(fit, Logistic) else {"knots": len(fit[0])}}
+    if features:
+        cv = cross_validated_auc(tune, features, args.c)
+        report["tune_auc_cross_validated"] = None if cv is None else round(cv, 3)
     for name, pts in (("tune", tune), ("check", check)):
-        report[f"{name}_ece_raw"] = round(ece([(x, y) for x, y, _ in pts]), 3)
-        calibrated = _calibrated(cal, pts)
-        report[f"{name}_ece_calibrated"] = round(ece(calibrated), 3)
-        report[f"{name}_ece_by_chance"] = _by_chance(calibrated)
+        _figures(report, name, cal, pts)
     for spec in args.check_on:
         res, _, data = spec.partition("=")
         a, b = points(Path(res), Path(data))
         for name, pts in (("", a + b), ("_check_half", b)):
-            report[f"{Path(res).name}{name}_n"] = len(pts)
-            report[f"{Path(res).name}{name}_ece_raw"] = round(ece([(x, y) for x, y, _ in pts]), 3)
-            calibrated = _calibrated(cal, pts)
-            report[f"{Path(res).name}{name}_ece_calibrated"] = round(ece(calibrated), 3)
-            report[f"{Path(res).name}{name}_ece_by_chance"] = _by_chance(calibrated)
-    print(json.dumps(report, indent=1))
+            _figures(report, f"{Path(res).name}{name}", cal, pts)
+    print(json.dumps(report, indent=1, default=lambda o: o.__dict__))
     if args.write:
-        _write((xs, ys), languages, args.method, args.data.stem)
+        _write(fit, languages, method, args.data.stem)
 
 
 if __name__ == "__main__":

@@ -123,8 +123,10 @@ def calibration_summary(rows: Sequence[Row]) -> dict[str, Any]:
     ece, bins = metrics.calibration(pairs)
     ece_count, _ = metrics.calibration(pairs, scheme="count")
     noise = metrics.calibration_noise([c for c, _ in pairs])
+    auc = metrics.discrimination(pairs)
     return {
         "ece": None if ece is None else round(ece, 3),
+        "auc": None if auc is None else round(auc, 3),
         "ece_equal_count": None if ece_count is None else round(ece_count, 3),
         "ece_noise": None if noise is None else {"mean": round(noise[0], 3), "p95": round(noise[1], 3)},
         "n": len(pairs),
@@ -183,11 +185,18 @@ def calibration_markdown(cal: Mapping[str, Any]) -> list[str]:
     """The calibration error and the reliability table."""
     lines = ["", f"Calibration of `confidence` ({cal['definition']}; {cal['n']} diagnoses): "
                  f"expected calibration error **{_fmt(cal['ece'])}** (with five equal-count bins instead: "
-                 f"{_fmt(cal.get('ece_equal_count'))}).{_noise_sentence(cal)}", "",
+                 f"{_fmt(cal.get('ece_equal_count'))}).{_noise_sentence(cal)}{_auc_sentence(cal)}", "",
              "| confidence bin | n | mean confidence | prime suspect right |", "|---|---:|---:|---:|"]
     for b in cal["bins"]:
         lines.append(f"| {b['low']:.1f}–{b['high']:.1f} | {b['n']} | {_fmt(b['confidence'])} | {_fmt(b['accuracy'])} |")
     return lines
+
+
+def _auc_sentence(cal: Mapping[str, Any]) -> str:
+    if cal.get("auc") is None:
+        return ""
+    return (f" Discrimination (AUC): {_fmt(cal['auc'])}, the chance that a right diagnosis is more confident than a "
+            "wrong one (0.5: a coin).")
 
 
 def _noise_sentence(cal: Mapping[str, Any]) -> str:

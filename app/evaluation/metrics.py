@@ -5,6 +5,7 @@ All functions are pure and take plain data, so they are tested on hand-computed 
 
 from __future__ import annotations
 
+import bisect
 import random
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -209,6 +210,19 @@ def calibration(pairs: Sequence[tuple[float, bool]], bins: int = CALIBRATION_BIN
         return None, out
     ece = sum(b.n / len(pairs) * abs(b.confidence - b.accuracy) for b in out if b.n)  # type: ignore[operator]
     return ece, out
+
+
+def discrimination(pairs: Sequence[tuple[float, bool]]) -> float | None:
+    """How well the confidence orders right above wrong diagnoses: the chance that a right one, drawn at random,
+    is more confident than a wrong one (ties count half; the area under the ROC curve). 0.5 is a coin; None
+    without both kinds."""
+    right = sorted(float(c) for c, ok in pairs if ok)
+    wrong = sorted(float(c) for c, ok in pairs if not ok)
+    if not right or not wrong:
+        return None
+    below = bisect.bisect_left
+    wins = sum(below(wrong, c) + 0.5 * (bisect.bisect_right(wrong, c) - below(wrong, c)) for c in right)
+    return wins / (len(right) * len(wrong))
 
 
 NOISE_DRAWS = 400

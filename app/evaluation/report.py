@@ -11,7 +11,7 @@ from typing import Any
 
 from app.evaluation import breakdown, locagent, metrics
 from app.evaluation.data import Instance
-from app.evaluation.runner import score_record
+from app.evaluation.records import score_record
 
 ACCURACY_KEYS = ("file_acc_at_1", "file_acc_at_3", "file_acc_at_5", "function_acc_at_5", "line_overlap",
                  *breakdown.LINE_KEYS, "mrr")

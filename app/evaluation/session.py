@@ -15,6 +15,7 @@ from app.evaluation import data as data_mod
 from app.evaluation import locagent, report, runner
 from app.evaluation.errors import EvalInputError
 from app.evaluation.locagent import Protocol
+from app.evaluation.records import RESULTS_FILE, read_results
 from app.evaluation.trees import TreeCache, default_cache_dir
 
 
@@ -87,9 +88,9 @@ def evaluate(request: EvalRequest) -> dict[str, Any]:
     ids = data_mod.load_ids(request.ids) if request.ids else None
     selected = data_mod.select(instances, ids=ids, limit=request.limit)
     if request.report_only:
-        records = runner.read_results(request.out / runner.RESULTS_FILE)
+        records = read_results(request.out / RESULTS_FILE)
         if not records:
-            raise EvalInputError(f"--report-only: no records in {request.out / runner.RESULTS_FILE}")
+            raise EvalInputError(f"--report-only: no records in {request.out / RESULTS_FILE}")
         return _write_summary(request, records, selected, console)
     if request.repos is None:
         raise EvalInputError("--repos is required (only --report-only runs without it)")
@@ -104,11 +105,11 @@ def evaluate(request: EvalRequest) -> dict[str, Any]:
                                 jobs=request.jobs, investigate=request.investigate, baseline=request.baseline,
                                 retry_errors=request.retry_errors)
     runner.validate(selected, table, options)
-    done_before = runner.read_results(request.out / runner.RESULTS_FILE)
+    done_before = read_results(request.out / RESULTS_FILE)
     todo = len(runner.pending(selected, done_before, request.retry_errors))
     if todo < len(selected):
         console.print(f"resuming: {len(selected) - todo} of {len(selected)} instances already in "
-                      f"{request.out / runner.RESULTS_FILE}")
+                      f"{request.out / RESULTS_FILE}")
     counts = {"hit": 0, "errors": 0, "n": 0}
     with _progress(console) as progress:
         bar = progress.add_task("eval", total=todo, note="")
@@ -145,5 +146,5 @@ def _write_summary(request: EvalRequest, records: dict[str, dict[str, Any]], sel
     paths = report.write_reports(request.out, summary)
     sys.stdout.write(report.render_markdown(summary))
     sys.stdout.flush()
-    console.print("wrote " + ", ".join(str(p) for p in [request.out / runner.RESULTS_FILE, *paths]), soft_wrap=True)
+    console.print("wrote " + ", ".join(str(p) for p in [request.out / RESULTS_FILE, *paths]), soft_wrap=True)
     return summary

@@ -1,27 +1,33 @@
-"""The offline confidence as a probability: the ranking's raw confidence mapped to how often the prime suspect
-file is right, by monotone (isotonic) curves fitted on the tune half of the development sets.
+"""The offline confidence as a probability: what the ranking says of itself mapped to how often the prime suspect
+file is right, fitted on the tune half of the development sets.
 
-The curves are a handful of numbers in `calibration.json`: a default curve (knots `raw` → `probability`,
-interpolated linearly, flat outside), fitted on SWE-bench Lite, and `groups` of languages with curves of their
-own (the evidence of other languages' reports is weaker for the same margin), chosen by the language of the prime
-suspect file. `bench/fit_calibration.py` fits them and states the command. No data file: the raw value is kept.
+A handful of numbers in `calibration.json`: a default mapping, fitted on SWE-bench Lite, and `groups` of languages
+with mappings of their own (the evidence of other languages' reports is weaker for the same margin), chosen by the
+language of the prime suspect file. A mapping is either a monotone curve of the raw confidence (knots `raw` →
+`probability`, interpolated linearly, flat outside) or a logistic model over the ranking's
+`CONFIDENCE_FEATURES` (`model`: `features`, `weights`, `intercept`), which can tell a lead backed by the report
+writing the file's name from one of term counts alone. `bench/fit_calibration.py` fits them and states the command.
+No data file: the raw value is kept.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from bisect import bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from funnel.localize.candidates import CONFIDENCE_FEATURES
 from repomap.languages import is_text_source, language_for
 
-__all__ = ("CALIBRATION_FILE", "TEXT_SOURCE", "Calibration", "Curve", "apply_curve", "calibrated", "load_calibration",
-           "prime_language")
+__all__ = ("CALIBRATION_FILE", "TEXT_SOURCE", "Calibration", "Curve", "Fit", "Logistic", "apply_curve", "apply_fit",
+           "calibrated", "load_calibration", "prime_language")
 
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
-"""Where the fitted curves live."""
+"""Where the fitted mappings live."""
 
 TEXT_SOURCE = "text"
 """The language of a prime suspect in a language with no grammar (`repomap.languages.TEXT_SOURCE_EXTENSIONS`)."""
@@ -31,23 +37,53 @@ Curve = tuple[tuple[float, ...], tuple[float, ...]]
 
 
 @dataclass(frozen=True)
+class Logistic:
+    """p = 1 / (1 + exp(-(intercept + weights · features))) over some of `CONFIDENCE_FEATURES`."""
+
+    features: tuple[str, ...]
+    """The names it reads, in the order of `weights`."""
+    weights: tuple[float, ...]
+    """One per feature, in the features' own units."""
+    intercept: float
+    """The log-odds of a ranking whose features are all 0."""
+
+    def probability(self, features: Mapping[str, float]) -> float:
+        """The model's probability for a ranking's features (a missing one counts 0)."""
+        z = self.intercept + sum(w * features.get(name, 0.0) for name, w in zip(self.features, self.weights))
+        return 1.0 / (1.0 + math.exp(-z))
+
+
+Fit = Curve | Logistic
+"""A fitted mapping to the probability that the prime suspect is right."""
+
+
+@dataclass(frozen=True)
 class Calibration:
-    """The fitted curves: one per group of languages, and the default for every other language."""
+    """The fitted mappings: one per group of languages, and the default for every other language."""
 
-    default: Curve
-    """The curve of languages in no group."""
-    groups: tuple[tuple[frozenset[str], Curve], ...] = ()
-    """(language names as `repomap.languages` spells them, their curve); the first group holding a language wins."""
+    default: Fit
+    """The mapping of languages in no group."""
+    groups: tuple[tuple[frozenset[str], Fit], ...] = ()
+    """(language names as `repomap.languages` spells them, their mapping); the first group holding a language
+    wins."""
 
-    def curve_for(self, language: str | None) -> Curve:
-        """The curve of a prime suspect file in `language` (None: unknown, the default)."""
-        for names, curve in self.groups:
+    def fit_for(self, language: str | None) -> Fit:
+        """The mapping of a prime suspect file in `language` (None: unknown, the default)."""
+        for names, fit in self.groups:
             if language in names:
-                return curve
+                return fit
         return self.default
 
 
-def _curve(data: dict, path: Path) -> Curve:
+def _fit(data: dict, path: Path) -> Fit:
+    if "model" in data:
+        model = data["model"]
+        names, weights = tuple(model["features"]), tuple(float(w) for w in model["weights"])
+        unknown = sorted(set(names) - set(CONFIDENCE_FEATURES))
+        if unknown or len(names) != len(weights):
+            raise ValueError(f"{path}: a model needs one weight per feature of {', '.join(CONFIDENCE_FEATURES)}"
+                             + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
+        return Logistic(names, weights, float(model["intercept"]))
     raw, prob = tuple(float(x) for x in data["raw"]), tuple(float(y) for y in data["probability"])
     if len(raw) != len(prob) or not raw or list(raw) != sorted(raw) or list(prob) != sorted(prob):
         raise ValueError(f"{path}: 'raw' must ascend and 'probability' must not decrease, with equal lengths")
@@ -56,13 +92,13 @@ def _curve(data: dict, path: Path) -> Curve:
 
 @cache
 def load_calibration(path: Path = CALIBRATION_FILE) -> Calibration | None:
-    """The fitted curves, or None when the file is missing."""
+    """The fitted mappings, or None when the file is missing."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    groups = tuple((frozenset(g["languages"]), _curve(g, path)) for g in data.get("groups", []))
-    return Calibration(_curve(data, path), groups)
+    groups = tuple((frozenset(g["languages"]), _fit(g, path)) for g in data.get("groups", []))
+    return Calibration(_fit(data, path), groups)
 
 
 def apply_curve(curve: Curve, raw: float) -> float:
@@ -77,6 +113,14 @@ def apply_curve(curve: Curve, raw: float) -> float:
     return y0 + (y1 - y0) * (raw - x0) / (x1 - x0) if x1 > x0 else y1
 
 
+def apply_fit(fit: Fit, raw: float, features: Mapping[str, float] | None = None) -> float:
+    """The probability a mapping gives a ranking: a curve reads the raw confidence, a model the features (a
+    ranking with none, which has no candidate, keeps its raw value)."""
+    if isinstance(fit, Logistic):
+        return fit.probability(features) if features else raw
+    return apply_curve(fit, raw)
+
+
 def prime_language(path: str | None, data: bytes | None = None) -> str | None:
     """The language of a prime suspect file: its grammar's name, from its bytes too when given (a C++ header is C++);
     `TEXT_SOURCE` for a source file of a language with no grammar; None for no file or any other file."""
@@ -86,8 +130,8 @@ def prime_language(path: str | None, data: bytes | None = None) -> str | None:
     return spec.name if spec is not None else None
 
 
-def calibrated(raw: float, language: str | None = None) -> float:
-    """The probability that the prime suspect file is right, given the ranking's raw confidence and the prime
-    suspect's language (rounded to 0.01)."""
+def calibrated(raw: float, language: str | None = None, features: Mapping[str, float] | None = None) -> float:
+    """The probability that the prime suspect file is right, given the ranking's raw confidence, its
+    `CONFIDENCE_FEATURES` and the prime suspect's language (rounded to 0.01)."""
     found = load_calibration()
-    return round(apply_curve(found.curve_for(language), raw), 2) if found is not None else raw
+    return round(apply_fit(found.fit_for(language), raw, features), 2) if found is not None else raw

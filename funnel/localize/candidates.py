@@ -7,10 +7,17 @@ from dataclasses import dataclass, field
 
 from funnel.localize.corpus import SymbolSpan
 
-__all__ = ("CONTEXT_PARTS", "Candidate", "CandidateRanking", "CandidateSymbol", "RankConfig", "report_title")
+__all__ = ("CONFIDENCE_FEATURES", "CONTEXT_PARTS", "Candidate", "CandidateRanking", "CandidateSymbol", "RankConfig", "report_title")
 
 CONTEXT_PARTS = frozenset({"pagerank", "history"})
 """Signals that say where a project's work happens, not that the report matched the code: alone no evidence."""
+
+CONFIDENCE_FEATURES: tuple[str, ...] = (
+    "margin", "frame", "message", "path", "mention", "constant", "stem", "module_path", "history",
+)
+"""What the calibration model may read of a ranking (`CandidateRanking.confidence_features`): the prime suspect's
+lead over the next file (its share of the prime suspect's evidence), and for each pointer signal whether it points
+at the prime suspect (1.0) or not (0.0)."""
 
 
 @dataclass(frozen=True)
@@ -196,6 +203,9 @@ class CandidateRanking:
     """The weighted query."""
     config: RankConfig = field(default_factory=RankConfig)
     """The knobs it was ranked with (citation order reads them)."""
+    confidence_features: dict[str, float] = field(default_factory=dict)
+    """The values of `CONFIDENCE_FEATURES` for this ranking, what a calibration model turns into the probability
+    that the prime suspect is right (empty: no candidate)."""
 
     def top(self, k: int = 5) -> list[Candidate]:
         """The k best candidates."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol
@@ -112,6 +112,8 @@ class RankedLocations:
     raw_confidence: float | None = None
     """The ranking's own confidence before calibration (`CandidateRanking.confidence`): what a calibration curve
     is fitted on."""
+    confidence_features: dict[str, float] = field(default_factory=dict)
+    """`CandidateRanking.confidence_features`: what a calibration model is fitted on."""
 
 
 def ranked_locations(ranking: CandidateRanking, corpus: Corpus, *, files: int = 10, functions: int = 15,
@@ -123,4 +125,5 @@ def ranked_locations(ranking: CandidateRanking, corpus: Corpus, *, files: int = 
              for cand, hit in citation_order(ranking, files=len(top), prime_symbols=ranking.config.symbols_kept,
                                              entities=len(top) * ranking.config.symbols_kept)
              if hit is not None]
-    return RankedLocations(top, list(dict.fromkeys(names))[:functions], source, ranking.confidence)
+    return RankedLocations(top, list(dict.fromkeys(names))[:functions], source, ranking.confidence,
+                           dict(ranking.confidence_features))

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from funnel.localize.candidates import (
+    CONFIDENCE_FEATURES,
     CONTEXT_PARTS,
     Candidate,
     CandidateRanking,
@@ -154,7 +155,7 @@ def rank(
     slots = None
     if models is not None and on_files and models.files is not None:
         slots = rerank(candidates, corpus, config, models.files)
-    confidence = _confidence(candidates)
+    confidence, features = _confidence(candidates)
     if slots is not None:
         keep_slots(candidates, slots)
     if partners is not None and config.w_cochange > 0 and confidence >= config.cochange_confidence:
@@ -170,7 +171,7 @@ def rank(
     if models is not None and config.learned_functions and models.functions is not None:
         order_definitions(candidates, text, models.functions, corpus, in_file=config.learned_in_file,
                           focus=focus)
-    return CandidateRanking(candidates, confidence, query, config)
+    return CandidateRanking(candidates, confidence, query, config, features)
 
 
 def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) -> dict[int, list[tuple[float, int]]]:
@@ -309,16 +310,19 @@ def _prefer_members(spans: list[SymbolSpan], scored: list[tuple[float, int]]) ->
     return out
 
 
-def _confidence(candidates: list[Candidate]) -> float:
+def _confidence(candidates: list[Candidate]) -> tuple[float, dict[str, float]]:
+    """The ranking's raw confidence (the hand formula the wording's `low_confidence` reads) and its
+    `CONFIDENCE_FEATURES` (what the calibration model reads)."""
     if not candidates or not any(v > 0 for k, v in candidates[0].parts.items() if k != "pagerank"):
-        return 0.05
+        return 0.05, {}
     top = candidates[0]
     # order-only lifts (`Candidate.lift`) say nothing about how clearly the evidence points at one file
     second = max((c.score - c.lift for c in candidates[1:]), default=0.0)
     margin = (top.score - top.lift - second) / ((top.score - top.lift) or 1.0)
     direct = sum(1 for k in ("frame", "message", "path", "mention", "constant") if top.parts.get(k))
     conf = 0.2 + 0.45 * margin + 0.1 * direct
-    return round(max(0.05, min(0.9, conf)), 2)
+    features = {name: float(bool(top.parts.get(name))) for name in CONFIDENCE_FEATURES[1:]}
+    return round(max(0.05, min(0.9, conf)), 2), {"margin": round(margin, 4), **features}
 
 
 def _walk(root: Path, extensions: frozenset[str] = EXTENSIONS | TEXT_SOURCE_EXTENSIONS) -> list[str]:

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from app.cli import cli
 from app.evaluation import runner
 from app.evaluation.data import load_repo_table, parse_instance
-from app.evaluation.runner import describe_result
+from app.evaluation.records import describe_result
 from funnel.localize.citations import RankedLocations
 from tests.app import _eval_repo as fx
 
@@ -334,13 +334,14 @@ def test_results_carry_the_deeper_ranking_and_report_only_rescoring_needs_no_rep
     assert len(stub_calls(bench)) == 3  # nothing ran again
 
 
-def test_a_record_keeps_the_ranking_s_raw_confidence_for_the_calibration_fit():
+def test_a_record_keeps_the_ranking_s_raw_confidence_and_its_features_for_the_calibration_fit():
     diagnosis = SimpleNamespace(affected_files=[], stats=SimpleNamespace(tool_calls=1, input_tokens=0, output_tokens=0),
                                 ranked_files=lambda: ["calc.py"], model_dump_json=lambda: "{}",
                                 termination=SimpleNamespace(reason="done", detail=""))
-    located = RankedLocations(["calc.py"], ["calc.py:divide"], "offline", 0.47)
+    located = RankedLocations(["calc.py"], ["calc.py:divide"], "offline", 0.47, {"margin": 0.3, "stem": 1.0})
     assert describe_result(SimpleNamespace(diagnosis=diagnosis, ranking=located, events=[]))["ranking"] == {
-        "files": ["calc.py"], "functions": ["calc.py:divide"], "source": "offline", "raw_confidence": 0.47}
+        "files": ["calc.py"], "functions": ["calc.py:divide"], "source": "offline", "raw_confidence": 0.47,
+        "confidence_features": {"margin": 0.3, "stem": 1.0}}
 
 
 def test_report_only_without_results_and_a_run_without_repos_are_clear_errors(bench):

@@ -9,7 +9,7 @@ import pytest
 from app.evaluation import locagent
 from app.evaluation.data import parse_instance
 from app.evaluation.report import render_markdown, render_svg, summarize
-from app.evaluation.runner import score_record
+from app.evaluation.records import score_record
 
 
 def test_the_excluded_ids_are_the_26_lite_ids_of_locagents_eval_metric():

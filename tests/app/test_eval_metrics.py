@@ -103,6 +103,13 @@ def test_calibration_error_is_the_share_weighted_gap_over_equal_width_bins():
     assert metrics.calibration([])[0] is None
 
 
+def test_discrimination_is_the_chance_a_right_diagnosis_is_more_confident_than_a_wrong_one():
+    assert metrics.discrimination([(0.9, True), (0.8, True), (0.2, False)]) == 1.0
+    assert metrics.discrimination([(0.2, True), (0.9, False)]) == 0.0
+    assert metrics.discrimination([(0.5, True), (0.5, False), (0.7, True), (0.3, False)]) == pytest.approx(0.875)
+    assert metrics.discrimination([(0.5, True), (0.9, True)]) is None  # no wrong one to compare with
+
+
 def test_the_calibration_noise_floor_shrinks_with_more_diagnoses_and_is_repeatable():
     few = metrics.calibration_noise([0.3, 0.5, 0.7] * 30)
     many = metrics.calibration_noise([0.3, 0.5, 0.7] * 300)

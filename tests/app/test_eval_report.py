@@ -69,6 +69,7 @@ def test_per_language_line_and_calibration_figures_reach_the_summary_the_table_a
     markdown = render_markdown(summary)
     assert "| Go | 2 | 0.500 |" in markdown and "expected calibration error **0.300**" in markdown
     assert "would show" in markdown and "by chance alone" in markdown
+    assert cal["auc"] == 1.0 and "Discrimination (AUC): 1.000" in markdown
     assert "reliability" in render_svg(summary) and "<circle" in render_svg(summary)
 
 

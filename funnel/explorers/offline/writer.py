@@ -213,7 +213,7 @@ def write_report(
         complexity=DraftRating(level=str(complexity), reason="the change is expected inside one definition"
                                if complexity == Complexity.small else "the suspect definition is long"),
         risk=DraftRating(level=str(Risk.medium), reason="not assessed beyond the suspect definition; callers may rely on the current behaviour"),
-        confidence=calibrated(confidence, prime_language(prime.path)),
+        confidence=calibrated(confidence, prime_language(prime.path), ranking.confidence_features),
         open_questions=_questions(focus) if weak else [],
     )
     return render_report(draft)

@@ -1,12 +1,23 @@
-"""The confidence's calibration curves: a default, groups of languages with their own, and the raw value kept."""
+"""The confidence's calibration: a default mapping, groups of languages with their own (a curve of the raw value or a
+logistic model of the ranking's features), and the raw value and features kept."""
 
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
-from funnel.localize.calibration import TEXT_SOURCE, Calibration, apply_curve, load_calibration, prime_language
+from funnel.localize.calibration import (
+    TEXT_SOURCE,
+    Calibration,
+    Logistic,
+    apply_curve,
+    apply_fit,
+    load_calibration,
+    prime_language,
+)
+from funnel.localize.candidates import CONFIDENCE_FEATURES
 from funnel.localize.citations import ranked_locations
 from funnel.localize.corpus import Corpus
 from funnel.localize.rank import rank
@@ -19,32 +30,62 @@ def test_a_language_group_has_its_own_curve_and_every_other_language_the_default
     path.write_text(json.dumps({"raw": [0.2, 0.8], "probability": [0.3, 0.9],
                                 "groups": [{"languages": ["go", "rust"], "raw": [0.2, 0.8], "probability": [0.1, 0.5]}]}))
     cal = load_calibration(path)
-    assert apply_curve(cal.curve_for("go"), 0.5) == pytest.approx(0.3)
-    assert apply_curve(cal.curve_for("python"), 0.5) == pytest.approx(0.6)
-    assert apply_curve(cal.curve_for(None), 0.9) == 0.9, "an unknown language takes the default, flat past its end"
+    assert apply_curve(cal.fit_for("go"), 0.5) == pytest.approx(0.3)
+    assert apply_curve(cal.fit_for("python"), 0.5) == pytest.approx(0.6)
+    assert apply_curve(cal.fit_for(None), 0.9) == 0.9, "an unknown language takes the default, flat past its end"
     assert prime_language("pkg/queue/ring.go") == "go" and prime_language("src/lib.rs") == "rust"
     assert prime_language("README.md") is None and prime_language(None) is None
 
 
-def test_a_prime_suspect_with_no_grammar_takes_the_other_languages_curve_not_pythons():
-    assert prime_language("src/builtin.jq") == TEXT_SOURCE and prime_language("app/Invoice.kt") == TEXT_SOURCE
-    cal = load_calibration()
-    assert cal.curve_for(TEXT_SOURCE) == cal.curve_for("go") != cal.curve_for("python")
+def test_a_logistic_group_reads_the_ranking_s_features_and_the_default_curve_its_raw_value(tmp_path):
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"raw": [0.2, 0.8], "probability": [0.3, 0.9], "groups": [
+        {"languages": ["go"], "model": {"features": ["margin", "stem"], "weights": [2.0, 1.0], "intercept": -1.0}}]}))
+    cal = load_calibration(path)
+    go = cal.fit_for("go")
+    assert isinstance(go, Logistic)
+    named = apply_fit(go, 0.4, {"margin": 0.5, "stem": 1.0})
+    unnamed = apply_fit(go, 0.4, {"margin": 0.5, "stem": 0.0})
+    assert named == pytest.approx(1 / (1 + math.exp(-1.0))) and unnamed == pytest.approx(0.5)
+    assert apply_fit(go, 0.4, {}) == 0.4, "a ranking without features (no candidate) keeps its raw value"
+    assert apply_fit(cal.fit_for("python"), 0.5, {"margin": 0.9}) == pytest.approx(0.6)
 
 
-def test_the_shipped_curves_are_monotone_and_name_only_known_languages():
-    cal = load_calibration()
-    assert isinstance(cal, Calibration)
-    for names, (raw, prob) in ((frozenset(), cal.default), *cal.groups):
-        assert names <= BY_NAME.keys() | {TEXT_SOURCE}
-        assert list(raw) == sorted(raw) and list(prob) == sorted(prob) and 0.0 <= prob[0] <= prob[-1] <= 1.0
+def test_a_model_naming_a_feature_the_ranking_does_not_record_is_refused(tmp_path):
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"model": {"features": ["margin", "stars"], "weights": [1.0, 1.0], "intercept": 0}}))
+    with pytest.raises(ValueError, match="unknown: stars"):
+        load_calibration(path)
 
 
-def test_the_deeper_ranking_keeps_the_raw_confidence_before_calibration(tmp_path):
+def test_the_deeper_ranking_keeps_the_raw_confidence_and_which_pointers_name_the_prime_suspect(tmp_path):
     (tmp_path / "calc.py").write_text("def divide(a, b):\n    return a / b\n")
     (tmp_path / "util.py").write_text("def log(msg):\n    print(msg)\n")
     corpus = Corpus.build(tmp_path, ["calc.py", "util.py"])
     text = "divide raises ZeroDivisionError\n\n`divide(1, 0)` in calc.py crashes."
     ranking = rank(corpus, text, Focus.from_text(text))
+    features = ranking.confidence_features
+    assert ranking.candidates[0].path == "calc.py"
+    assert set(features) == set(CONFIDENCE_FEATURES) and 0 < features["margin"] <= 1
+    assert features["mention"] == 1.0 and features["frame"] == 0.0
     located = ranked_locations(ranking, corpus)
-    assert located.raw_confidence == ranking.confidence > 0
+    assert located.confidence_features == features and located.raw_confidence == ranking.confidence > 0
+
+
+def test_a_prime_suspect_with_no_grammar_takes_the_other_languages_curve_not_pythons():
+    assert prime_language("src/builtin.jq") == TEXT_SOURCE and prime_language("app/Invoice.kt") == TEXT_SOURCE
+    cal = load_calibration()
+    assert cal.fit_for(TEXT_SOURCE) == cal.fit_for("go") != cal.fit_for("python")
+
+
+def test_the_shipped_curves_are_monotone_and_name_only_known_languages():
+    cal = load_calibration()
+    assert isinstance(cal, Calibration)
+    for names, fit in ((frozenset(), cal.default), *cal.groups):
+        assert names <= BY_NAME.keys() | {TEXT_SOURCE}
+        if isinstance(fit, Logistic):
+            assert set(fit.features) <= set(CONFIDENCE_FEATURES) and len(fit.weights) == len(fit.features)
+            assert fit.weights[fit.features.index("margin")] > 0, "a wider lead never lowers the confidence"
+        else:
+            raw, prob = fit
+            assert list(raw) == sorted(raw) and list(prob) == sorted(prob) and 0.0 <= prob[0] <= prob[-1] <= 1.0
