@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from bench.fit_calibration import cross_validated_auc, logistic_model
 from funnel.localize.calibration import (
     TEXT_SOURCE,
     Calibration,
@@ -89,3 +90,14 @@ def test_the_shipped_curves_are_monotone_and_name_only_known_languages():
         else:
             raw, prob = fit
             assert list(raw) == sorted(raw) and list(prob) == sorted(prob) and 0.0 <= prob[0] <= prob[-1] <= 1.0
+
+
+def test_a_fitted_confidence_model_weighs_the_feature_that_separates_right_from_wrong_and_not_the_noise():
+    # the prime suspect is right when the report writes its file name; `mention` fires at random
+    points = [(0.5, float(k % 3 != 0), "go", {"margin": 0.2, "stem": float(k % 3 != 0), "mention": float(k % 2)})
+              for k in range(60)]
+    model = logistic_model(points, ["stem", "mention"])
+    stem, mention = model.weights
+    assert stem > 1.0 and abs(mention) < 0.2 * stem
+    assert model.probability({"stem": 1.0, "mention": 0.0}) > 0.8 > 0.2 > model.probability({"stem": 0.0})
+    assert cross_validated_auc(points, ["stem", "mention"], 1.0) > cross_validated_auc(points, ["mention"], 1.0)
