@@ -157,8 +157,18 @@ def language_summary(rows: Sequence[Row]) -> dict[str, Any]:
             "baseline": {"file_acc_at_1": _mean([s["file_acc_at_1"] for s in base]),
                          "file_acc_at_5": _mean([s["file_acc_at_5"] for s in base])},
             **line_summary(ours),
+            **_trust(group),
         }
     return out
+
+
+def _trust(rows: Sequence[Row]) -> dict[str, float | None]:
+    """The mean stated confidence beside the share whose prime suspect is right: a calibrated confidence keeps
+    them close in every language."""
+    pairs = [(float(r["diagnosis"]["confidence"]), prime_suspect_right(r, inst)) for inst, r, _ in rows
+             if isinstance(r.get("diagnosis"), Mapping) and r["diagnosis"].get("confidence") is not None]
+    return {"confidence_mean": _mean([c for c, _ in pairs]),
+            "prime_suspect_right": _mean([float(ok) for _, ok in pairs])}
 
 
 def protocol_summary(rows: Sequence[Row]) -> dict[str, Any]:
@@ -210,12 +220,14 @@ def _noise_sentence(cal: Mapping[str, Any]) -> str:
 def language_markdown(per_language: Mapping[str, Any]) -> list[str]:
     """The per-language table."""
     lines = ["", "| language | n | file@1 | file@5 | BM25 file@1 | BM25 file@5 | line Hit@1 | Hit@1 ≤ 15 | Hit@any "
-                 "| width (median) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                 "| width (median) | confidence (mean) | prime suspect right |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for language, row in per_language.items():
         lines.append(f"| {language} | {row['n']} | {_fmt(row['file_acc_at_1'])} | {_fmt(row['file_acc_at_5'])} "
                      f"| {_fmt(row['baseline']['file_acc_at_1'])} | {_fmt(row['baseline']['file_acc_at_5'])} "
                      f"| {_fmt(row['line_hit_at_1'])} | {_fmt(row['line_hit_at_1_capped'])} "
-                     f"| {_fmt(row['line_hit_any'])} | {_lines(row['first_range_width_median'])} |")
+                     f"| {_fmt(row['line_hit_any'])} | {_lines(row['first_range_width_median'])} "
+                     f"| {_fmt(row.get('confidence_mean'))} | {_fmt(row.get('prime_suspect_right'))} |")
     return lines
 
 

@@ -62,6 +62,7 @@ def test_per_language_line_and_calibration_figures_reach_the_summary_the_table_a
     assert go["n"] == 2 and go["file_acc_at_1"] == 0.5 and go["line_hit_at_1"] == 0.5
     assert go["line_hit_at_1_capped"] == 0.0 and go["line_hit_any"] == 1.0 and go["first_range_width_median"] == 16
     assert rust["line_hit_at_1_capped"] == 1.0
+    assert go["confidence_mean"] == 0.6 and go["prime_suspect_right"] == 0.5, "the stated trust beside the right share"
     assert summary["line_hit_at_1"] == pytest.approx(0.667, abs=1e-3) and summary["baseline"]["line_hit_at_1"] is None
     cal = summary["calibration"]
     assert cal["n"] == 3 and cal["ece"] == pytest.approx((0.1 + 0.3 + 0.5) / 3, abs=1e-3)
@@ -70,6 +71,7 @@ def test_per_language_line_and_calibration_figures_reach_the_summary_the_table_a
     assert "| Go | 2 | 0.500 |" in markdown and "expected calibration error **0.300**" in markdown
     assert "would show" in markdown and "by chance alone" in markdown
     assert cal["auc"] == 1.0 and "Discrimination (AUC): 1.000" in markdown
+    assert "| 16 | 0.600 | 0.500 |" in markdown  # Go's row ends with its width, mean confidence and right share
     assert "reliability" in render_svg(summary) and "<circle" in render_svg(summary)
 
 
