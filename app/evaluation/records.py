@@ -21,6 +21,7 @@ RANKED_FILES = 10
 RANKED_FUNCTIONS = 15
 """Functions of the deeper ranking (`ranking.functions`, `baseline_ranking.functions`)."""
 
+
 def describe_result(result: Any) -> dict[str, Any]:
     """Rankings, line ranges and counters of an InvestigationResult, as JSON-ready fields."""
     diagnosis = result.diagnosis

@@ -50,7 +50,7 @@ class Logistic:
     def probability(self, features: Mapping[str, float]) -> float:
         """The model's probability for a ranking's features (a missing one counts 0)."""
         z = self.intercept + sum(w * features.get(name, 0.0) for name, w in zip(self.features, self.weights))
-        return 1.0 / (1.0 + math.exp(-z))
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))  # clamped: exp overflows past ±709
 
 
 Fit = Curve | Logistic

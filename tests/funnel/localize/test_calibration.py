@@ -50,6 +50,8 @@ def test_a_logistic_group_reads_the_ranking_s_features_and_the_default_curve_its
     assert named == pytest.approx(1 / (1 + math.exp(-1.0))) and unnamed == pytest.approx(0.5)
     assert apply_fit(go, 0.4, {}) == 0.4, "a ranking without features (no candidate) keeps its raw value"
     assert apply_fit(cal.fit_for("python"), 0.5, {"margin": 0.9}) == pytest.approx(0.6)
+    steep = Logistic(("margin",), (1e6,), 0.0)
+    assert steep.probability({"margin": -1.0}) < 1e-6 < 1 - 1e-6 < steep.probability({"margin": 1.0})
 
 
 def test_a_model_naming_a_feature_the_ranking_does_not_record_is_refused(tmp_path):
