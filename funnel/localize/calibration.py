@@ -78,12 +78,17 @@ class Calibration:
 def _fit(data: dict, path: Path) -> Fit:
     if "model" in data:
         model = data["model"]
-        names, weights = tuple(model["features"]), tuple(float(w) for w in model["weights"])
+        try:
+            names, weights = tuple(model["features"]), tuple(float(w) for w in model["weights"])
+            intercept = float(model["intercept"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: a model needs 'features', 'weights' and a numeric 'intercept' "
+                             f"({exc!r})") from None
         unknown = sorted(set(names) - set(CONFIDENCE_FEATURES))
         if unknown or len(names) != len(weights):
             raise ValueError(f"{path}: a model needs one weight per feature of {', '.join(CONFIDENCE_FEATURES)}"
                              + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
-        return Logistic(names, weights, float(model["intercept"]))
+        return Logistic(names, weights, intercept)
     raw, prob = tuple(float(x) for x in data["raw"]), tuple(float(y) for y in data["probability"])
     if len(raw) != len(prob) or not raw or list(raw) != sorted(raw) or list(prob) != sorted(prob):
         raise ValueError(f"{path}: 'raw' must ascend and 'probability' must not decrease, with equal lengths")

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 from funnel.localize.corpus import SymbolSpan
 
-__all__ = ("CONFIDENCE_FEATURES", "CONTEXT_PARTS", "Candidate", "CandidateRanking", "CandidateSymbol", "RankConfig", "report_title")
+__all__ = ("CONFIDENCE_FEATURES", "CONTEXT_PARTS", "Candidate", "CandidateRanking", "CandidateSymbol", "RankConfig",
+           "report_title")
 
 CONTEXT_PARTS = frozenset({"pagerank", "history"})
 """Signals that say where a project's work happens, not that the report matched the code: alone no evidence."""

@@ -54,10 +54,13 @@ def test_a_logistic_group_reads_the_ranking_s_features_and_the_default_curve_its
     assert steep.probability({"margin": -1.0}) < 1e-6 < 1 - 1e-6 < steep.probability({"margin": 1.0})
 
 
-def test_a_model_naming_a_feature_the_ranking_does_not_record_is_refused(tmp_path):
+def test_a_model_naming_a_feature_the_ranking_does_not_record_or_lacking_a_part_is_refused(tmp_path):
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps({"model": {"features": ["margin", "stars"], "weights": [1.0, 1.0], "intercept": 0}}))
     with pytest.raises(ValueError, match="unknown: stars"):
+        load_calibration(path)
+    path.write_text(json.dumps({"model": {"features": ["margin"], "weights": [1.0]}}))
+    with pytest.raises(ValueError, match="numeric 'intercept'"):
         load_calibration(path)
 
 
