@@ -23,8 +23,9 @@ recorded since they existed. Each line also gives the discrimination (`metrics.d
 its five-fold cross-validated discrimination on the tune half (`tune_auc_cross_validated`), which compares feature
 sets of different sizes without the check half.
 
-    .venv/bin/python bench/fit_calibration.py /work/bench-out/lite-38 --data ../shared/bench/swebench_lite.jsonl \
-        --features margin,stem,mention,path,frame --write
+    .venv/bin/python bench/fit_calibration.py /work/bench-out/ml-feat --data ../shared/bench/multilang_dev.jsonl \
+        --languages c,cpp,go,java,javascript,typescript,tsx,rust,ruby,text --features margin,stem,mention --c 1.0 \
+        --check-on /work/bench-out/commit-feat=/work/bench-out/commit-set.jsonl --write
 """
 
 from __future__ import annotations
