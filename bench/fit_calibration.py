@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 
-from app.evaluation.metrics import calibration_noise, discrimination, normalize_path  # noqa: E402
+from app.evaluation.metrics import calibration, calibration_noise, discrimination, normalize_path  # noqa: E402
 from funnel.localize.calibration import (  # noqa: E402
     CALIBRATION_FILE,
     TEXT_SOURCE,
@@ -55,7 +55,6 @@ from funnel.localize.calibration import (  # noqa: E402
 from funnel.localize.candidates import CONFIDENCE_FEATURES  # noqa: E402
 from repomap.languages import BY_NAME  # noqa: E402
 
-BINS = 5
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -146,15 +145,9 @@ def cross_validated_auc(pts: list[Point], names: list[str], c: float, folds: int
 
 
 def ece(pairs: list[tuple[float, float]]) -> float:
-    """Expected calibration error over five equal-width bins of the predicted probability."""
-    if not pairs:
-        return float("nan")
-    total = 0.0
-    for b in range(BINS):
-        inside = [(p, y) for p, y in pairs if min(int(p * BINS), BINS - 1) == b]
-        if inside:
-            total += len(inside) * abs(sum(p for p, _ in inside) / len(inside) - sum(y for _, y in inside) / len(inside))
-    return total / len(pairs)
+    """Expected calibration error over the eval's five equal-width bins (`metrics.calibration`); NaN with no pairs."""
+    error, _ = calibration([(p, bool(y)) for p, y in pairs])
+    return float("nan") if error is None else error
 
 
 def _calibrated(cal: Calibration, pts: list[Point]) -> list[tuple[float, float]]:
@@ -163,12 +156,12 @@ def _calibrated(cal: Calibration, pts: list[Point]) -> list[tuple[float, float]]
 
 def _figures(report: dict, name: str, cal: Calibration, pts: list[Point]) -> None:
     """The error and discrimination of the raw value and of the calibrated one on `pts`, into `report`."""
-    calibrated = _calibrated(cal, pts)
+    raw, calibrated = [(x, y) for x, y, *_ in pts], _calibrated(cal, pts)
     report[f"{name}_n"] = len(pts)
-    report[f"{name}_ece_raw"] = round(ece([(x, y) for x, y, *_ in pts]), 3)
+    report[f"{name}_ece_raw"] = round(ece(raw), 3)
     report[f"{name}_ece_calibrated"] = round(ece(calibrated), 3)
     report[f"{name}_ece_by_chance"] = _by_chance(calibrated)
-    for kind, pairs in (("raw", [(x, y) for x, y, *_ in pts]), ("calibrated", calibrated)):
+    for kind, pairs in (("raw", raw), ("calibrated", calibrated)):
         auc = discrimination([(p, bool(y)) for p, y in pairs])
         report[f"{name}_auc_{kind}"] = None if auc is None else round(auc, 3)
 

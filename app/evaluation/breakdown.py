@@ -116,10 +116,15 @@ def prime_suspect_right(record: Mapping[str, Any], instance: Instance) -> bool:
     return bool(ranked) and metrics.normalize_path(ranked[0]) in gold
 
 
+def _confidence_pairs(rows: Sequence[Row]) -> list[tuple[float, bool]]:
+    """(stated confidence, prime suspect file right) of every row whose diagnosis states one."""
+    return [(float(r["diagnosis"]["confidence"]), prime_suspect_right(r, inst)) for inst, r, _ in rows
+            if isinstance(r.get("diagnosis"), Mapping) and r["diagnosis"].get("confidence") is not None]
+
+
 def calibration_summary(rows: Sequence[Row]) -> dict[str, Any]:
     """Expected calibration error of `confidence` against "the prime suspect file is right", with its bins."""
-    pairs = [(float(r["diagnosis"]["confidence"]), prime_suspect_right(r, inst)) for inst, r, _ in rows
-             if isinstance(r.get("diagnosis"), Mapping) and r["diagnosis"].get("confidence") is not None]
+    pairs = _confidence_pairs(rows)
     ece, bins = metrics.calibration(pairs)
     ece_count, _ = metrics.calibration(pairs, scheme="count")
     noise = metrics.calibration_noise([c for c, _ in pairs])
@@ -165,8 +170,7 @@ def language_summary(rows: Sequence[Row]) -> dict[str, Any]:
 def _trust(rows: Sequence[Row]) -> dict[str, float | None]:
     """The mean stated confidence beside the share whose prime suspect is right: a calibrated confidence keeps
     them close in every language."""
-    pairs = [(float(r["diagnosis"]["confidence"]), prime_suspect_right(r, inst)) for inst, r, _ in rows
-             if isinstance(r.get("diagnosis"), Mapping) and r["diagnosis"].get("confidence") is not None]
+    pairs = _confidence_pairs(rows)
     return {"confidence_mean": _mean([c for c, _ in pairs]),
             "prime_suspect_right": _mean([float(ok) for _, ok in pairs])}
 

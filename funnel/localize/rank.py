@@ -321,8 +321,8 @@ def _confidence(candidates: list[Candidate]) -> tuple[float, dict[str, float]]:
     margin = (top.score - top.lift - second) / ((top.score - top.lift) or 1.0)
     direct = sum(1 for k in ("frame", "message", "path", "mention", "constant") if top.parts.get(k))
     conf = 0.2 + 0.45 * margin + 0.1 * direct
-    features = {name: float(bool(top.parts.get(name))) for name in CONFIDENCE_FEATURES[1:]}
-    return round(max(0.05, min(0.9, conf)), 2), {"margin": round(margin, 4), **features}
+    pointers = {name: float(bool(top.parts.get(name))) for name in CONFIDENCE_FEATURES if name != "margin"}
+    return round(max(0.05, min(0.9, conf)), 2), {"margin": round(margin, 4), **pointers}
 
 
 def _walk(root: Path, extensions: frozenset[str] = EXTENSIONS | TEXT_SOURCE_EXTENSIONS) -> list[str]:
