@@ -5,18 +5,15 @@ else (or with `require_auth` set), every page and API read needs the API token: 
 token, people type it once into `/login` and get a signed, HTTP-only, `SameSite=Strict` session cookie.
 Every response carries a strict Content-Security-Policy, so pages can run only the service's own static files.
 
-The service calls `install_security(app, settings)` once in `create_app`.
+The service calls `install_security(app, settings)` once in `create_app`. The cookie itself (signing, decoding,
+the CSRF tokens bound to it) is `app/cookies.py`.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import hmac
 import json
 import os
-import secrets
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,12 +25,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.cookies import SESSION_COOKIE, Session, csrf_token_for, decode_session, new_session, same_secret, session_cookie
 from app.hosts import HostPolicy, is_loopback
 from app.sessions import FILE_NAME as REVOKED_FILE
 from app.sessions import LoginThrottle, SessionRevocations
 
-SESSION_COOKIE = "bugsleuth_session"
-"""Name of the session cookie."""
 CSRF_FIELD = "csrf_token"
 """Name of the hidden form field (and `X-CSRF-Token` header) carrying the CSRF token."""
 CONTENT_SECURITY_POLICY = (
@@ -79,18 +75,6 @@ class AccessPolicy:
     def host_allowed(self, header: str | None) -> bool:
         """Whether a request with this `Host` header is served."""
         return self.hosts.allows(header)
-
-
-@dataclass(frozen=True)
-class Session:
-    """The decoded session cookie: a random id, whether it is logged in, and when it expires."""
-
-    nonce: str
-    """Random id; CSRF tokens are bound to it."""
-    authenticated: bool
-    """True after a successful login."""
-    expires: int
-    """Unix time after which the cookie is refused."""
 
 
 def _setting(settings: Any, *names: str, default: Any = None) -> Any:
@@ -140,65 +124,6 @@ def _local_secret(data_dir: Any) -> bytes:
         return path.read_bytes()
     except OSError:
         return os.urandom(32)
-
-
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def _sign(policy: AccessPolicy, payload: str) -> str:
-    return _b64(hmac.new(policy.secret, payload.encode(), hashlib.sha256).digest())
-
-
-def encode_session(policy: AccessPolicy, session: Session) -> str:
-    """The signed cookie value for a session."""
-    payload = f"v1.{session.expires}.{session.nonce}.{int(session.authenticated)}"
-    return f"{payload}.{_sign(policy, payload)}"
-
-
-def decode_session(policy: AccessPolicy, value: str | None, *, now: float | None = None) -> Session | None:
-    """The session in a cookie value, or None when it is missing, forged, malformed or expired."""
-    if not value or not value.isascii():
-        return None
-    payload, _, signature = value.rpartition(".")
-    if not payload or not same_secret(signature, _sign(policy, payload)):
-        return None
-    try:
-        version, expires_text, nonce, auth = payload.split(".")
-        expires = int(expires_text)
-    except ValueError:
-        return None
-    if version != "v1" or expires < (now if now is not None else time.time()):
-        return None
-    return Session(nonce=nonce, authenticated=auth == "1", expires=expires)
-
-
-def new_session(policy: AccessPolicy, *, authenticated: bool = False) -> Session:
-    """A fresh session with a new random id."""
-    return Session(nonce=secrets.token_urlsafe(18), authenticated=authenticated, expires=int(time.time()) + policy.session_ttl_s)
-
-
-def session_cookie(policy: AccessPolicy, session: Session | None) -> str:
-    """The `Set-Cookie` header value for a session (None clears the cookie)."""
-    if session is None:
-        value, max_age = "", 0
-    else:
-        value, max_age = encode_session(policy, session), policy.session_ttl_s
-    attrs = [f"{SESSION_COOKIE}={value}", "Path=/", f"Max-Age={max_age}", "HttpOnly", "SameSite=Strict"]
-    if policy.cookie_secure:
-        attrs.append("Secure")
-    return "; ".join(attrs)
-
-
-def csrf_token_for(policy: AccessPolicy, session: Session) -> str:
-    """The CSRF token bound to a session; forms carry it in a hidden field."""
-    return _sign(policy, f"csrf.{session.nonce}")
-
-
-def same_secret(presented: str, expected: str) -> bool:
-    """Constant-time comparison of a presented secret with the expected one, as bytes: any text the client
-    sent (non-ASCII header bytes decode to Latin-1 characters) is merely a mismatch."""
-    return hmac.compare_digest(presented.encode("utf-8", "replace"), expected.encode("utf-8", "replace"))
 
 
 def token_matches(policy: AccessPolicy, candidate: str | None) -> bool:

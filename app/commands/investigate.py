@@ -27,10 +27,11 @@ class OutputFormat(StrEnum):
 
 def _read_report(source: str, title: str | None) -> Any:
     """A BugReport from a file or stdin: BugReport JSON, or text whose first line is the title."""
+    # lazy: pydantic and the schemas cost every other command 0.1 s to import
     from pydantic import ValidationError
 
     from schemas.enums import Source
-    from schemas.report import BugReport
+    from schemas.report import BugReport  # lazy: as above
 
     if source == "-":
         raw = sys.stdin.read()
@@ -61,7 +62,7 @@ def _render(result: Any, fmt: OutputFormat) -> str:
     if fmt == OutputFormat.json:
         return diagnosis.model_dump_json(indent=2)
     try:
-        from funnel.report import export
+        from funnel.report import export  # lazy: the report package is needed only to print a diagnosis
     except ImportError:
         export = None  # type: ignore[assignment]
     if fmt == OutputFormat.sarif:
@@ -71,7 +72,7 @@ def _render(result: Any, fmt: OutputFormat) -> str:
         return sarif if isinstance(sarif, str) else json.dumps(sarif, indent=2)
     if export is not None and hasattr(export, "to_markdown"):
         return export.to_markdown(diagnosis)
-    from funnel.report.template import render_report
+    from funnel.report.template import render_report  # lazy: as `export` above
 
     term = diagnosis.termination
     tail = f"\n\n_Termination: {term.reason.value}{' — ' + term.detail if term.detail else ''}_\n"
@@ -100,98 +101,103 @@ def _progress(event: Any) -> None:
     typer.echo(f"[{event.attempt}.{event.iteration} {event.phase.value}] {line}", err=True)
 
 
+def investigate_command(
+    path: Annotated[Path, typer.Argument(help="Repository root to investigate (read-only).")],
+    report: Annotated[str, typer.Option("--report", "-r", help="Bug report file (text or BugReport JSON), or - for stdin.")],
+    explorer: Annotated[str, typer.Option("--explorer", "-e", help="offline | scripted | command:<cmd> | a PydanticAI model string.")] = "offline",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the diagnosis as JSON (same as --format json).")] = False,
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.markdown,
+    trace: Annotated[Path | None, typer.Option("--trace", help="Write the JSONL trace here (transcript and diagnosis beside it).")] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Report title (default: the report's first line).")] = None,
+    structurer: Annotated[str | None, typer.Option("--structurer", help="Model string for structuring (default: the parser).")] = None,
+    commit: Annotated[str | None, typer.Option("--commit", help="Commit being investigated, recorded in the result; history after it is never used.")] = None,
+    git_dir: Annotated[Path | None, typer.Option("--git-dir", help="Git directory whose history the ranking may use (default: PATH's own, when PATH is a checkout).")] = None,
+    no_history: Annotated[bool, typer.Option("--no-history", help="Do not use the repository's git history as evidence.")] = False,
+    max_attempts: Annotated[int | None, typer.Option("--max-attempts", min=1, max=5)] = None,
+    explore_calls: Annotated[int | None, typer.Option("--explore-calls", min=0, max=24)] = None,
+    deep_dive_reads: Annotated[int | None, typer.Option("--deep-dive-reads", min=0, max=24)] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", min=1.0, help="Wall-clock seconds for the run.")] = None,
+    memory: Annotated[Path | None, typer.Option("--memory", help="File of feedback notes shown to the model.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")] = False,
+    no_prepass: Annotated[bool, typer.Option("--no-prepass", help="Do not show a model the offline ranking's candidates first.")] = False,
+    no_fallback: Annotated[bool, typer.Option("--no-fallback", help="Do not rerun with the offline investigator when the model endpoint fails.")] = False,
+) -> None:
+    """Investigate a bug report in a repository and print the diagnosis."""
+    # lazy: the harness, PydanticAI and the explorers would slow `bugsleuth --help` and every other command
+    from funnel.cancel import CancelToken
+    from funnel.errors import UserError
+    from funnel.explorers import resolve_explorer
+    # lazy: as above
+    from funnel import investigate_sync
+    from funnel.limits import Limits
+    from schemas.enums import StopReason
+
+    if not path.is_dir():
+        raise typer.BadParameter(f"{path} is not a directory", param_hint="PATH")
+    bug = _read_report(report, title)
+    changes = {k: v for k, v in {"max_attempts": max_attempts, "explore_calls": explore_calls,
+                                 "deep_dive_reads": deep_dive_reads, "timeout_s": timeout}.items() if v is not None}  # fmt: skip
+    if no_prepass:
+        changes["prepass"] = False
+    if no_fallback:
+        changes["fallback_to_offline"] = False
+    if no_history:
+        changes["history"] = False
+    try:
+        chosen: Any = resolve_explorer(explorer)
+    except UserError as e:
+        if explorer != "offline":
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(2) from None
+        typer.echo("note: the offline investigator is not available; using the SCRIPTED STAND-IN "
+                   "(it locates, it does not investigate).", err=True)  # fmt: skip
+        chosen = resolve_explorer("scripted")
+    notes = memory.read_text(encoding="utf-8") if memory and memory.is_file() else None
+    cancel = CancelToken()
+    previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel("interrupted (Ctrl-C)"))
+    try:
+        result = investigate_sync(bug, path, explorer=chosen, limits=Limits(**changes), trace_path=trace,
+                                  cancel=cancel, commit=commit, git_dir=git_dir, structurer=structurer, memory=notes,
+                                  on_event=None if quiet else _progress)  # fmt: skip
+    except UserError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    typer.echo(_render(result, OutputFormat.json if as_json else fmt))
+    reason = result.diagnosis.termination.reason
+    if reason != StopReason.done:
+        raise typer.Exit(1 if reason == StopReason.error else 3)
+
+
+def replay_command(
+    target: Annotated[Path, typer.Argument(help="A trace file (.jsonl) or a directory of traces.")],
+    root: Annotated[Path | None, typer.Option("--root", help="Repository root (default: `repo/` beside the trace, else the recorded root).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+) -> None:
+    """Re-run stored traces through today's tools and policy; exit 1 when any outcome changed."""
+    # lazy: the replay loads the harness and the tools, which would slow every other command
+    from funnel.errors import UserError
+    from funnel.run.replay import render_table, replay_all
+
+    try:
+        results = replay_all(target, root=root)
+    except UserError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    if not results:
+        typer.echo(f"error: no traces under {target}", err=True)
+        raise typer.Exit(2)
+    if as_json:
+        typer.echo(json.dumps([{"trace": str(r.trace), "changed": r.changed, "recorded": vars(r.recorded),
+                                "replayed": vars(r.replayed)} for r in results], indent=2))  # fmt: skip
+    else:
+        typer.echo(render_table(results))
+    if any(r.changed for r in results):
+        raise typer.Exit(1)
+
+
 def register(cli: typer.Typer) -> None:
     """Add `investigate` and `replay` to the CLI."""
-
-    @cli.command("investigate")
-    def investigate_command(
-        path: Annotated[Path, typer.Argument(help="Repository root to investigate (read-only).")],
-        report: Annotated[str, typer.Option("--report", "-r", help="Bug report file (text or BugReport JSON), or - for stdin.")],
-        explorer: Annotated[str, typer.Option("--explorer", "-e", help="offline | scripted | command:<cmd> | a PydanticAI model string.")] = "offline",
-        as_json: Annotated[bool, typer.Option("--json", help="Print the diagnosis as JSON (same as --format json).")] = False,
-        fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.markdown,
-        trace: Annotated[Path | None, typer.Option("--trace", help="Write the JSONL trace here (transcript and diagnosis beside it).")] = None,
-        title: Annotated[str | None, typer.Option("--title", help="Report title (default: the report's first line).")] = None,
-        structurer: Annotated[str | None, typer.Option("--structurer", help="Model string for structuring (default: the parser).")] = None,
-        commit: Annotated[str | None, typer.Option("--commit", help="Commit being investigated, recorded in the result; history after it is never used.")] = None,
-        git_dir: Annotated[Path | None, typer.Option("--git-dir", help="Git directory whose history the ranking may use (default: PATH's own, when PATH is a checkout).")] = None,
-        no_history: Annotated[bool, typer.Option("--no-history", help="Do not use the repository's git history as evidence.")] = False,
-        max_attempts: Annotated[int | None, typer.Option("--max-attempts", min=1, max=5)] = None,
-        explore_calls: Annotated[int | None, typer.Option("--explore-calls", min=0, max=24)] = None,
-        deep_dive_reads: Annotated[int | None, typer.Option("--deep-dive-reads", min=0, max=24)] = None,
-        timeout: Annotated[float | None, typer.Option("--timeout", min=1.0, help="Wall-clock seconds for the run.")] = None,
-        memory: Annotated[Path | None, typer.Option("--memory", help="File of feedback notes shown to the model.")] = None,
-        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")] = False,
-        no_prepass: Annotated[bool, typer.Option("--no-prepass", help="Do not show a model the offline ranking's candidates first.")] = False,
-        no_fallback: Annotated[bool, typer.Option("--no-fallback", help="Do not rerun with the offline investigator when the model endpoint fails.")] = False,
-    ) -> None:
-        """Investigate a bug report in a repository and print the diagnosis."""
-        from funnel.cancel import CancelToken
-        from funnel.errors import UserError
-        from funnel.explorers import resolve_explorer
-        from funnel import investigate_sync
-        from funnel.limits import Limits
-        from schemas.enums import StopReason
-
-        if not path.is_dir():
-            raise typer.BadParameter(f"{path} is not a directory", param_hint="PATH")
-        bug = _read_report(report, title)
-        changes = {k: v for k, v in {"max_attempts": max_attempts, "explore_calls": explore_calls,
-                                     "deep_dive_reads": deep_dive_reads, "timeout_s": timeout}.items() if v is not None}  # fmt: skip
-        if no_prepass:
-            changes["prepass"] = False
-        if no_fallback:
-            changes["fallback_to_offline"] = False
-        if no_history:
-            changes["history"] = False
-        try:
-            chosen: Any = resolve_explorer(explorer)
-        except UserError as e:
-            if explorer != "offline":
-                typer.echo(f"error: {e}", err=True)
-                raise typer.Exit(2) from None
-            typer.echo("note: the offline investigator is not available; using the SCRIPTED STAND-IN "
-                       "(it locates, it does not investigate).", err=True)  # fmt: skip
-            chosen = resolve_explorer("scripted")
-        notes = memory.read_text(encoding="utf-8") if memory and memory.is_file() else None
-        cancel = CancelToken()
-        previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel("interrupted (Ctrl-C)"))
-        try:
-            result = investigate_sync(bug, path, explorer=chosen, limits=Limits(**changes), trace_path=trace,
-                                      cancel=cancel, commit=commit, git_dir=git_dir, structurer=structurer, memory=notes,
-                                      on_event=None if quiet else _progress)  # fmt: skip
-        except UserError as e:
-            typer.echo(f"error: {e}", err=True)
-            raise typer.Exit(2) from None
-        finally:
-            signal.signal(signal.SIGINT, previous)
-        typer.echo(_render(result, OutputFormat.json if as_json else fmt))
-        reason = result.diagnosis.termination.reason
-        if reason != StopReason.done:
-            raise typer.Exit(1 if reason == StopReason.error else 3)
-
-    @cli.command("replay")
-    def replay_command(
-        target: Annotated[Path, typer.Argument(help="A trace file (.jsonl) or a directory of traces.")],
-        root: Annotated[Path | None, typer.Option("--root", help="Repository root (default: `repo/` beside the trace, else the recorded root).")] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
-    ) -> None:
-        """Re-run stored traces through today's tools and policy; exit 1 when any outcome changed."""
-        from funnel.errors import UserError
-        from funnel.run.replay import render_table, replay_all
-
-        try:
-            results = replay_all(target, root=root)
-        except UserError as e:
-            typer.echo(f"error: {e}", err=True)
-            raise typer.Exit(2) from None
-        if not results:
-            typer.echo(f"error: no traces under {target}", err=True)
-            raise typer.Exit(2)
-        if as_json:
-            typer.echo(json.dumps([{"trace": str(r.trace), "changed": r.changed, "recorded": vars(r.recorded),
-                                    "replayed": vars(r.replayed)} for r in results], indent=2))  # fmt: skip
-        else:
-            typer.echo(render_table(results))
-        if any(r.changed for r in results):
-            raise typer.Exit(1)
+    cli.command("investigate")(investigate_command)
+    cli.command("replay")(replay_command)

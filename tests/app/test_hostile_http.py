@@ -13,7 +13,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from app import security, store
+from app import cookies, security, store
 from app.config import ConfigurationError, Settings
 from app.repos import tree_path
 from tests.app._service_fixtures import (  # noqa: F401 - fixtures
@@ -99,7 +99,7 @@ async def test_a_signed_issue_with_a_lone_surrogate_is_accepted_with_replacement
 @pytest.mark.parametrize("cookie", ["v1.1.a.1.\u00e9", "\u00e9\u00e9", "v1.9999999999.n.1." + "\u00ff" * 43])
 async def test_a_non_ascii_session_cookie_is_an_invalid_session_not_a_server_error(base_settings, cookie):
     async with running_service(base_settings(job_backend="none")) as svc:
-        raw = f"{security.SESSION_COOKIE}={cookie}".encode("utf-8")
+        raw = f"{cookies.SESSION_COOKIE}={cookie}".encode("utf-8")
         for path in ("/health", "/api/investigations", "/"):
             r = await svc.client.get(path, headers=[(b"cookie", raw)])
             assert r.status_code < 500, (path, r.status_code)
@@ -171,12 +171,12 @@ async def test_logout_revokes_the_session_cookie_it_ends(base_settings):
     settings = base_settings(job_backend="none", api_token=SecretStr(TOKEN), host="0.0.0.0")
     async with running_service(settings) as svc, _https(svc) as client:
         assert (await _login(client, TOKEN)).status_code == 303
-        stolen = client.cookies[security.SESSION_COOKIE]
+        stolen = client.cookies[cookies.SESSION_COOKIE]
         assert (await client.get("/api/investigations")).status_code == 200
         page = await client.get("/")
         assert (await client.post("/logout", data={"csrf_token": _csrf(page.text)})).status_code == 303
         client.cookies.clear()
-        client.cookies.set(security.SESSION_COOKIE, stolen)
+        client.cookies.set(cookies.SESSION_COOKIE, stolen)
         assert (await client.get("/api/investigations")).status_code == 401
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from app import security, service, store
+from app import cookies, security, service, store
 from app.config import Settings
 from app.main import create_app
 from schemas import Diagnosis
@@ -319,7 +319,7 @@ def test_login_sets_a_strict_http_only_secure_session_cookie(tmp_path):
                          follow_redirects=False)
         assert ok.status_code == 303 and ok.headers["location"] == "/stats"
         cookie = ok.headers["set-cookie"]
-        assert cookie.startswith(f"{security.SESSION_COOKIE}=") and "HttpOnly" in cookie
+        assert cookie.startswith(f"{cookies.SESSION_COOKIE}=") and "HttpOnly" in cookie
         assert "SameSite=Strict" in cookie and "Secure" in cookie
         assert client.get("/stats").status_code == 200
         assert client.get("/api/investigations").status_code == 200  # the session works for API reads too

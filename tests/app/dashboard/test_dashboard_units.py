@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from app import security, store
+from app import cookies, security, store
 from app.dashboard import charts as _charts, queries, timeline, view
 from app.dashboard.highlight import highlight_lines, language_for
 from app.db import Database
@@ -207,23 +207,23 @@ def test_policy_requires_auth_only_beyond_loopback(tmp_path):
 
 def test_session_cookie_round_trips_and_rejects_tampering_and_expiry(tmp_path):
     policy = security.access_policy(_Settings("0.0.0.0", "s3cret", tmp_path))
-    session = security.new_session(policy, authenticated=True)
-    value = security.encode_session(policy, session)
-    assert security.decode_session(policy, value) == session
-    anonymous = security.encode_session(policy, security.new_session(policy, authenticated=False))
+    session = cookies.new_session(policy, authenticated=True)
+    value = cookies.encode_session(policy, session)
+    assert cookies.decode_session(policy, value) == session
+    anonymous = cookies.encode_session(policy, cookies.new_session(policy, authenticated=False))
     payload, _, signature = anonymous.rpartition(".")
-    assert security.decode_session(policy, f"{payload[:-1]}1.{signature}") is None  # flipped to logged-in
-    assert security.decode_session(policy, "garbage") is None
-    assert security.decode_session(policy, value, now=time.time() + policy.session_ttl_s + 10) is None
+    assert cookies.decode_session(policy, f"{payload[:-1]}1.{signature}") is None  # flipped to logged-in
+    assert cookies.decode_session(policy, "garbage") is None
+    assert cookies.decode_session(policy, value, now=time.time() + policy.session_ttl_s + 10) is None
     other = security.access_policy(_Settings("0.0.0.0", "other-token", tmp_path))
-    assert security.decode_session(other, value) is None
+    assert cookies.decode_session(other, value) is None
 
 
 def test_csrf_token_is_bound_to_the_session(tmp_path):
     policy = security.access_policy(_Settings(data_dir=tmp_path))
-    a, b = security.new_session(policy), security.new_session(policy)
-    assert security.csrf_token_for(policy, a) != security.csrf_token_for(policy, b)
-    assert security.csrf_token_for(policy, a) == security.csrf_token_for(policy, a)
+    a, b = cookies.new_session(policy), cookies.new_session(policy)
+    assert cookies.csrf_token_for(policy, a) != cookies.csrf_token_for(policy, b)
+    assert cookies.csrf_token_for(policy, a) == cookies.csrf_token_for(policy, a)
 
 
 def test_local_signing_key_is_shared_through_the_data_dir(tmp_path):
@@ -235,7 +235,7 @@ def test_local_signing_key_is_shared_through_the_data_dir(tmp_path):
 
 def test_session_cookie_is_http_only_strict_and_secure(tmp_path):
     policy = security.access_policy(_Settings(data_dir=tmp_path))
-    cookie = security.session_cookie(policy, security.new_session(policy))
+    cookie = cookies.session_cookie(policy, cookies.new_session(policy))
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Secure" in cookie and "Path=/" in cookie
 
 
