@@ -3,12 +3,11 @@ and `schemas/`. Alembic migrations (`app/migrations/`) are exempt: they are neve
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
-from tests.funnel.test_house_rules import MAX_FILE_LINES, MAX_FUNCTION_LINES, _functions
+from tests.funnel.test_house_rules import oversized
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("app", "repomap", "schemas")
@@ -30,8 +29,4 @@ def test_the_sources_of_every_package_are_found_and_migrations_left_out():
 
 @pytest.mark.parametrize("path", SOURCES, ids=_name)
 def test_functions_and_files_stay_small(path):
-    text = path.read_text()
-    long = [f"{f.name} ({f.end_lineno - f.lineno + 1} lines)" for f in _functions(ast.parse(text))
-            if f.end_lineno - f.lineno + 1 > MAX_FUNCTION_LINES]  # fmt: skip
-    assert long == []
-    assert len(text.splitlines()) <= MAX_FILE_LINES
+    assert oversized(path) == []
