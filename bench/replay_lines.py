@@ -87,12 +87,15 @@ def main() -> None:
     ap.add_argument("--repos", type=Path, required=True)
     ap.add_argument("--split", choices=["tune", "check", "all"], default="tune")
     ap.add_argument("--width", type=int, default=WriterConfig().first_range_lines)
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="override a WriterConfig knob (a number), e.g. --set line_pair_weight=1")
     args = ap.parse_args()
     rows = [json.loads(x) for x in args.data.read_text().splitlines() if x.strip()]
     rows = {"tune": rows[0::2], "check": rows[1::2], "all": rows}[args.split]
     by_id = {r["instance_id"]: r for r in rows}
     gits = tomllib.loads(args.repos.read_text())["repos"]
-    config = WriterConfig(first_range_lines=args.width)
+    knobs = {name: float(value) for name, _, value in (s.partition("=") for s in args.set)}
+    config = WriterConfig(first_range_lines=args.width, **knobs)
     before, after, rules, hits = [], [], Counter(), Counter()
     groups: dict[str, tuple[list, list]] = {}
     for line in args.results.joinpath("results.jsonl").read_text().splitlines():

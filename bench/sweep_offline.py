@@ -7,7 +7,7 @@
 
 Prints file Acc@1, file Acc@5, function Acc@5, LocAgent function Acc@10 (`ranked_locations`, as the eval records
 it) and how often the first cited definition is one the fix changed (`prime_definition`: where the cited lines
-start) per variant, with the instances each figure gains or loses against the first variant (pattern definitions,
+start), MRR and the share of own code in the best five per variant, with the instances each figure gains or loses against the first variant (pattern definitions,
 no repo map, like `tune_offline.py --no-map`; with `--map` the repo map's definitions and PageRank, like the
 harness).
 A variant's "history" entry overrides `HistoryConfig` (the past commits of the instance's mirror up to its base
@@ -34,12 +34,13 @@ from funnel.localize.term_cache import default_cache_dir  # noqa: E402
 from funnel.localize.history import HistoryConfig, cochange_partners, history_scores  # noqa: E402
 from funnel.localize.citations import affected_entries, ranked_locations  # noqa: E402
 from funnel.localize.rank import RankConfig, build_corpus, rank  # noqa: E402
+from funnel.localize.signals import path_factor  # noqa: E402
 from repomap import build_repo_map  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 
 
 _FIGURES = ("file_acc1", "file_acc3", "file_acc5", "locagent_file_acc5", "locagent_file_acc10", "fn_acc5",
-            "locagent_fn_acc10", "prime_definition")
+            "locagent_fn_acc10", "prime_definition", "mrr", "own_code5")
 """What each variant is scored on, per instance (None where the instance has no gold at that level)."""
 
 
@@ -52,7 +53,9 @@ def _changes(ids: list[str], base: list[float | None], mine: list[float | None])
 def _figures(ranking, corpus: Corpus, row: dict) -> dict[str, float | None]:
     """One instance's figures (`_FIGURES`): strict file Acc@1 / @3 / @5 and function Acc@5 of the cited order,
     LocAgent file Acc@5 / @10 and function Acc@10 of the deeper ranking, and whether the first cited definition is
-    one the fix changed (where the cited lines start)."""
+    one the fix changed (where the cited lines start), the reciprocal rank of the first gold file among the best 10,
+    and the share of the best five that is the project's own code (no test, doc, tooling, generated or vendored
+    file)."""
     gold_fns = gold_entities(row.get("gold_functions") or {})
     files = [c.path for c in ranking.candidates[:5]]
     deep_files = [c.path for c in ranking.candidates[:10]]
@@ -69,6 +72,8 @@ def _figures(ranking, corpus: Corpus, row: dict) -> dict[str, float | None]:
             deep, locagent.gold_functions(row.get("gold_entities") or row.get("gold_functions") or {}), 10),
         "prime_definition": float(bool(syms) and any(entity_matches(syms[0], g) for g in gold_fns))
         if gold_fns else None,
+        "mrr": next((1 / k for k, p in enumerate(deep_files, 1) if p in row["gold_files"]), 0.0),
+        "own_code5": sum(path_factor(p, ranking.config, corpus) == 1.0 for p in files) / (len(files) or 1),
     }
 
 

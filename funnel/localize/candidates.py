@@ -132,6 +132,12 @@ class RankConfig:
     """Languages (`repomap.languages` names, of the prime suspect) whose rankings the file model reorders; empty:
     every language. Chosen on the tune halves: it lifts file Acc@5 for these and lowers it for Python (SWE-bench
     Lite), C++ and Rust (docs/offline.md, "The learned reranker")."""
+    learned_tooling_penalty: float = 4.0
+    """Subtracted from the file model's score of the project's tooling (`signals.is_tooling`: build, release and
+    CI scripts, bundler configuration). The model learned from commits, which fix tooling as often as code
+    (its `is_tooling` weight is +0.015), so it undid the fusion's `tooling_factor` and put a theme-preview
+    script among the best five of 10 of 27 JavaScript reports; with the penalty such a file moves up only on far
+    stronger evidence."""
     learned_keep_first: bool = True
     """The file model reorders only the files after the first (file Acc@1 is left to the evidence, as with the
     order-only lifts)."""

@@ -185,7 +185,9 @@ def rerank(candidates: list[Candidate], corpus: Corpus, config: RankConfig,
     if len(pool) - start < 2:
         return slots
     top = pool[0].score
-    scored = [(model.score(file_features(c, k, top, corpus, config)), k, c) for k, c in enumerate(pool) if k >= start]
+    scored = [(model.score(file_features(c, k, top, corpus, config))
+               - (config.learned_tooling_penalty if is_tooling(c.path) else 0.0), k, c)
+              for k, c in enumerate(pool) if k >= start]
     scored.sort(key=lambda x: (-x[0], x[1]))
     if scored[0][1] > start:
         where = "first" if start == 0 else "second"
@@ -195,10 +197,12 @@ def rerank(candidates: list[Candidate], corpus: Corpus, config: RankConfig,
 
 
 def keep_slots(candidates: list[Candidate], slots: list[tuple[float, float]]) -> None:
-    """Give each reordered position the fused `(score, lift)` that position had, so the scores stay in ranked
-    order for the citations and everything that reads them."""
-    for cand, (score, lift) in zip(candidates, slots):
-        cand.score, cand.lift = score, lift
+    """Give each reordered position the fused score that position had, so the scores stay in ranked order for the
+    citations and everything that reads them; each file keeps its own order-only lift (at most that score), so
+    the citations, which order files by their score without it, do not charge a file with the lift of the one
+    whose place it took."""
+    for cand, (score, _) in zip(candidates, slots):
+        cand.score, cand.lift = score, min(cand.lift, score)
 
 
 def definition_rows(candidates: list[Candidate], text: str, files: int, corpus: Corpus | None = None,

@@ -112,7 +112,7 @@ def test_a_missing_ranker_file_is_refused_with_its_path(tmp_path):
 EVERY_FILE = RankConfig(learned_keep_first=False, learned_languages=())
 
 
-def test_the_reranker_reorders_by_the_model_and_each_position_keeps_its_fused_score(tmp_path):
+def test_the_reranker_reorders_by_the_model_each_position_keeps_its_score_and_each_file_its_lift(tmp_path):
     corpus = _corpus(tmp_path)
     cands = [Candidate("tests/test_parser.py", 3.0, {"file": 1.4}, lift=0.5),
              Candidate("src/header_tests_helper.py", 2.0, {"file": 0.7}),
@@ -121,7 +121,23 @@ def test_the_reranker_reorders_by_the_model_and_each_position_keeps_its_fused_sc
     assert [c.path for c in cands] == ["src/parser.py", "src/header_tests_helper.py", "tests/test_parser.py"]
     assert "the learned ranker put it first (the fusion had it at 3)" in cands[0].reasons
     keep_slots(cands, slots)
-    assert [(c.score, c.lift) for c in cands] == [(3.0, 0.5), (2.0, 0.0), (1.0, 0.0)]
+    assert [(c.score, c.lift) for c in cands] == [(3.0, 0.0), (2.0, 0.0), (1.0, 0.5)]
+
+
+def test_the_reranker_does_not_lift_the_projects_tooling_over_its_code(tmp_path):
+    files = {"src/theme.js": "export function theme(name) { return name }\n",
+             "scripts/preview-theme.js": "const theme = require('../src/theme')\n" * 40}
+    corpus = _corpus(tmp_path, files)
+    model = _model(FILE_FEATURES, log_size=0.5, symbol=0.5)
+
+    def order(config):
+        cands = [Candidate("src/theme.js", 2.0, {"file": 0.7, "symbol": 0.8}),
+                 Candidate("scripts/preview-theme.js", 1.0, {"file": 1.4})]
+        rerank(cands, corpus, config, model)
+        return [c.path for c in cands]
+
+    assert order(dataclasses.replace(EVERY_FILE, learned_tooling_penalty=0.0))[0] == "scripts/preview-theme.js"
+    assert order(EVERY_FILE) == ["src/theme.js", "scripts/preview-theme.js"]
 
 
 def test_by_default_the_reranker_leaves_the_first_file_where_the_evidence_put_it(tmp_path):
