@@ -12,6 +12,7 @@ text from the repository at the instance's commit), runs `narrow_prime` on them 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -79,6 +80,22 @@ def replay(record: dict, row: dict, git: str, config: WriterConfig) -> dict:
     return record | {"line_ranges": ranges, "ranked_files": list(dict.fromkeys(c.path for c in cites)), "_rule": rule}
 
 
+def _knobs(ap: argparse.ArgumentParser, settings: list[str]) -> dict[str, object]:
+    """`--set NAME=VALUE` overrides as WriterConfig keywords; an unknown knob or a value that is not JSON stops
+    the script with the reason."""
+    known = {f.name for f in dataclasses.fields(WriterConfig)}
+    out: dict[str, object] = {}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name not in known:
+            ap.error(f"--set {setting}: WriterConfig has no knob {name!r} (known: {', '.join(sorted(known))})")
+        try:
+            out[name] = json.loads(value)
+        except json.JSONDecodeError:
+            ap.error(f"--set {setting}: the value is not JSON (a number, true or false)")
+    return out
+
+
 def main() -> None:
     """Print before/after line figures of a split, and how often each rule chose the first line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -88,14 +105,13 @@ def main() -> None:
     ap.add_argument("--split", choices=["tune", "check", "all"], default="tune")
     ap.add_argument("--width", type=int, default=WriterConfig().first_range_lines)
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="override a WriterConfig knob (a number), e.g. --set line_pair_weight=1")
+                    help="override a WriterConfig knob (a JSON value), e.g. --set stay_in_first=0.5")
     args = ap.parse_args()
     rows = [json.loads(x) for x in args.data.read_text().splitlines() if x.strip()]
     rows = {"tune": rows[0::2], "check": rows[1::2], "all": rows}[args.split]
     by_id = {r["instance_id"]: r for r in rows}
     gits = tomllib.loads(args.repos.read_text())["repos"]
-    knobs = {name: float(value) for name, _, value in (s.partition("=") for s in args.set)}
-    config = WriterConfig(first_range_lines=args.width, **knobs)
+    config = WriterConfig(first_range_lines=args.width, **_knobs(ap, args.set))
     before, after, rules, hits = [], [], Counter(), Counter()
     groups: dict[str, tuple[list, list]] = {}
     for line in args.results.joinpath("results.jsonl").read_text().splitlines():

@@ -6,10 +6,10 @@
     .venv/bin/python bench/sweep_offline.py --map --split tune '{"base": {"w_history": 0}, "f70": {"history": {"min_similarity": 70}}}'
 
 Prints file Acc@1, file Acc@5, function Acc@5, LocAgent function Acc@10 (`ranked_locations`, as the eval records
-it) and how often the first cited definition is one the fix changed (`prime_definition`: where the cited lines
-start), MRR and the share of own code in the best five per variant, with the instances each figure gains or loses against the first variant (pattern definitions,
-no repo map, like `tune_offline.py --no-map`; with `--map` the repo map's definitions and PageRank, like the
-harness).
+it), how often the first cited definition is one the fix changed (`prime_definition`: where the cited lines
+start), MRR and the share of the project's own code in the best five (`own_code5`) per variant, with the instances
+each figure gains or loses against the first variant (pattern definitions, no repo map, like
+`tune_offline.py --no-map`; with `--map` the repo map's definitions and PageRank, like the harness).
 A variant's "history" entry overrides `HistoryConfig` (the past commits of the instance's mirror up to its base
 commit, as the eval passes them). Gold fields are read only to score.
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluation import locagent  # noqa: E402
-from app.evaluation.metrics import entity_matches, function_acc_at_k, gold_entities  # noqa: E402
+from app.evaluation.metrics import entity_matches, function_acc_at_k, gold_entities, reciprocal_rank  # noqa: E402
 from bench._trees import ensure_tree, mirror_git_dir  # noqa: E402
 from bench.tune_offline import walk  # noqa: E402
 from funnel.localize.corpus import Corpus  # noqa: E402
@@ -72,7 +72,7 @@ def _figures(ranking, corpus: Corpus, row: dict) -> dict[str, float | None]:
             deep, locagent.gold_functions(row.get("gold_entities") or row.get("gold_functions") or {}), 10),
         "prime_definition": float(bool(syms) and any(entity_matches(syms[0], g) for g in gold_fns))
         if gold_fns else None,
-        "mrr": next((1 / k for k, p in enumerate(deep_files, 1) if p in row["gold_files"]), 0.0),
+        "mrr": reciprocal_rank(deep_files, row["gold_files"]),
         "own_code5": sum(path_factor(p, ranking.config, corpus) == 1.0 for p in files) / (len(files) or 1),
     }
 

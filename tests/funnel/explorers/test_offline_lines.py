@@ -3,11 +3,15 @@ most with the report), and where the narrow first range around it is placed."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from bench.replay_lines import _knobs
 from funnel.explorers.offline.lines import best_line, evidence_window, narrow_prime, pad, window
 from funnel.explorers.offline.writer import Citation, WriterConfig
 from repomap.focus import Focus
@@ -159,3 +163,13 @@ def test_line_scores_are_the_same_under_any_string_hash_seed():
             for seed in range(4)]
     outputs = {run.communicate(timeout=120)[0] for run in runs}
     assert all(run.returncode == 0 for run in runs) and len(outputs) == 1, outputs
+
+
+def test_the_line_replay_takes_writer_knobs_and_refuses_an_unknown_one_or_a_bad_value(capsys):
+    parser = argparse.ArgumentParser(prog="replay_lines.py")
+    assert _knobs(parser, ["stay_in_first=0.5", "pad_first_range=false"]) == {"stay_in_first": 0.5,
+                                                                             "pad_first_range": False}
+    for setting, why in (("line_pair_weight=1", "no knob 'line_pair_weight'"), ("stay_in_first=x", "not JSON")):
+        with pytest.raises(SystemExit):
+            _knobs(parser, [setting])
+        assert why in capsys.readouterr().err
