@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -30,11 +33,7 @@ def serve(
     ] = None,
 ) -> None:
     """Run the HTTP service (API, webhooks, dashboard; in-process workers on the embedded default)."""
-    # lazy: uvicorn would slow `bugsleuth --help` and every other command (os and sys kept beside it)
-    import os
-    import sys
-
-    import uvicorn  # lazy: as above
+    import uvicorn  # lazy: uvicorn would slow `bugsleuth --help` and every other command
 
     # Hand the GIL back sooner: the event loop waits on driver threads (aiosqlite) at every statement,
     # and the default 5 ms switch interval shows up directly in request latency.
@@ -85,8 +84,6 @@ def repo_add(
 ) -> None:
     """Register a repository."""
     # lazy: the service, the store and SQLAlchemy would slow `bugsleuth --help` and every other command
-    from pathlib import Path
-
     from app import service, store
     from app.repos import is_git_url  # lazy: as above
 
