@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -99,21 +98,13 @@ def isotonic(pts: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
 
 
 def logistic(pts: list[tuple[float, float]], knots: int = 11) -> tuple[list[float], list[float]]:
-    """Platt scaling p = 1 / (1 + exp(-(a x + b))) fitted by Newton's method, sampled at `knots` raw values."""
-    a, b = 1.0, 0.0
-    for _ in range(50):
-        ga = gb = haa = hab = hbb = 0.0
-        for x, y, *_ in pts:
-            p = 1.0 / (1.0 + math.exp(-(a * x + b)))
-            w = p * (1 - p)
-            ga, gb = ga + (p - y) * x, gb + (p - y)
-            haa, hab, hbb = haa + w * x * x, hab + w * x, hbb + w
-        det = haa * hbb - hab * hab
-        if abs(det) < 1e-12:
-            break
-        a, b = a - (hbb * ga - hab * gb) / det, b - (haa * gb - hab * ga) / det
+    """Platt scaling p = 1 / (1 + exp(-(a x + b))) (scikit-learn's logistic regression, unpenalized), sampled at
+    `knots` raw values."""
+    x = np.array([[p[0]] for p in pts])
+    y = np.array([p[1] for p in pts])
+    fitted = LogisticRegression(C=np.inf, tol=1e-10).fit(x, y)
     xs = [round(k / (knots - 1), 4) for k in range(knots)]
-    return xs, [round(1.0 / (1.0 + math.exp(-(a * x + b))), 4) for x in xs]
+    return xs, [round(float(p), 4) for p in fitted.predict_proba(np.array(xs)[:, None])[:, 1]]
 
 
 def logistic_model(pts: list[Point], names: list[str], c: float = 1.0) -> Logistic:

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from bench.fit_calibration import cross_validated_auc, logistic_model
+from bench.fit_calibration import cross_validated_auc, logistic, logistic_model
 from funnel.localize.calibration import (
     TEXT_SOURCE,
     Calibration,
@@ -106,3 +106,12 @@ def test_a_fitted_confidence_model_weighs_the_feature_that_separates_right_from_
     assert stem > 1.0 and abs(mention) < 0.2 * stem
     assert model.probability({"stem": 1.0, "mention": 0.0}) > 0.8 > 0.2 > model.probability({"stem": 0.0})
     assert cross_validated_auc(points, ["stem", "mention"], 1.0) > cross_validated_auc(points, ["mention"], 1.0)
+
+
+def test_platt_scaling_rises_with_the_raw_value_and_meets_the_rate_where_it_is_even():
+    # right in 1 of 4 below 0.5 and in 3 of 4 above: the curve crosses one half at 0.5
+    points = [(x / 100, float((k % 4 != 0) == (x >= 50)), "python", {}) for x in range(0, 100, 5) for k in range(4)]
+    xs, ys = logistic(points)
+    assert xs[0] == 0.0 and xs[-1] == 1.0 and len(xs) == 11
+    assert ys == sorted(ys) and ys[0] < 0.25 < 0.75 < ys[-1]
+    assert ys[5] == pytest.approx(0.5, abs=0.05)
