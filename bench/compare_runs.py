@@ -19,17 +19,21 @@ from pathlib import Path
 
 
 def load(path: Path) -> dict[str, dict]:
-    """The records of a results.jsonl by instance id (the last record of an id wins, as on resume)."""
+    """The records of a results.jsonl by instance id (the last record of an id wins, as on resume). A torn last
+    line (a run still writing) is left out; the file is only read (`records.read_results` would cut it off)."""
     records: dict[str, dict] = {}
-    with path.open() as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError as e:
-                raise SystemExit(f"{path}:{n}: not JSON ({e})") from e
-            records[rec["instance_id"]] = rec
+    text = path.read_text()
+    lines = text.split("\n")
+    if not text.endswith("\n"):
+        lines = lines[:-1]
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as e:
+            raise SystemExit(f"{path}:{n}: not JSON ({e})") from e
+        records[rec["instance_id"]] = rec
     return records
 
 
