@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import tempfile
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from app.evaluation.trees import TreeCache  # noqa: E402
 
 TREES = Path(os.environ.get("BUGSLEUTH_BENCH_TREES", "/work/bench-cache/trees"))
 MIRRORS = Path("/work/.mirror")
@@ -32,50 +34,16 @@ def mirror_git_dir(repo: str) -> Path:
 
 
 def ensure_tree(repo: str, commit: str) -> Path:
-    """Return the cached tree, materializing it from the bare mirror when missing."""
+    """Return the cached tree, materializing it from the bare mirror when missing (the eval's own `TreeCache`, so
+    blobs a snapshot left out are skipped the same way)."""
     dest = tree_path(repo, commit)
     if dest.is_dir():
         return dest
-    git_dir = mirror_git_dir(repo)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}.", dir=dest.parent))
-    try:
-        listing = subprocess.run(
-            ["git", "--git-dir", str(git_dir), "ls-tree", "-r", commit],
-            capture_output=True, text=True, check=True,
-        ).stdout
-        shas = [line.split()[2] for line in listing.splitlines() if line.split()[1] == "blob"]
-        check = subprocess.run(
-            ["git", "--git-dir", str(git_dir), "cat-file", "--batch-check"],
-            input="\n".join(shas) + "\n", capture_output=True, text=True, check=True,
-        ).stdout
-        missing = {line.split()[0] for line in check.splitlines() if line.endswith("missing")}
-        excludes = [
-            f":(exclude){line.split(chr(9), 1)[1]}"
-            for line in listing.splitlines()
-            if line.split()[2] in missing
-        ]
-        archive = subprocess.Popen(
-            ["git", "--git-dir", str(git_dir), "archive", commit, "--", ".", *excludes],
-            stdout=subprocess.PIPE,
-        )
-        subprocess.run(["tar", "-x", "-C", str(tmp)], stdin=archive.stdout, check=True)
-        if archive.wait() != 0:
-            raise RuntimeError(f"git archive failed for {repo}@{commit}")
-        try:
-            tmp.rename(dest)
-        except OSError:
-            if not dest.is_dir():
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return dest
+    return TreeCache(TREES).materialize(repo, mirror_git_dir(repo), commit).path
 
 
 if __name__ == "__main__":
     import json
-    import sys
 
     rows = [json.loads(line) for line in open(sys.argv[1] if len(sys.argv) > 1 else "/work/shared/bench/swebench_lite.jsonl")]
     for row in rows:

@@ -10,6 +10,7 @@ import pytest
 
 from app.evaluation.errors import EvalInputError
 from app.evaluation.trees import TreeCache, default_cache_dir
+from bench import _trees as bench_trees
 from tests.app import _eval_repo as fx
 
 
@@ -67,3 +68,18 @@ def test_repo_name_must_be_owner_slash_name(tmp_path):
 def test_default_cache_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("BUGSLEUTH_CACHE_DIR", str(tmp_path))
     assert default_cache_dir() == tmp_path / "trees"
+
+
+def test_the_bench_scripts_take_a_tree_whose_snapshot_left_a_blob_out(tmp_path, repo, monkeypatch):
+    repo_dir, commits = repo
+    mirror = tmp_path / "mirrors" / "acme+calc" / "repo"
+    shutil.copytree(repo_dir / ".git", mirror)
+    sha = fx.git(repo_dir, "rev-parse", f"{commits[1]}:data.txt")
+    os.remove(mirror / "objects" / sha[:2] / sha[2:])
+    monkeypatch.setattr(bench_trees, "MIRRORS", tmp_path / "mirrors")
+    monkeypatch.setattr(bench_trees, "TREES", tmp_path / "trees")
+    root = bench_trees.ensure_tree("acme/calc", commits[1])
+    assert root == tmp_path / "trees" / "acme__calc" / commits[1]
+    assert not (root / "data.txt").exists()
+    assert (root / "pkg" / "util.py").read_text() == fx.UTIL
+    assert bench_trees.ensure_tree("acme/calc", commits[1]) == root
