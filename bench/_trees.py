@@ -21,7 +21,12 @@ FORKS = {
 
 def tree_path(repo: str, commit: str) -> Path:
     """Where the tree of `repo` at `commit` lives in the shared cache."""
-    return TREES / repo.replace("/", "__") / commit
+    return _cache().path_for(repo, commit)
+
+
+def _cache() -> TreeCache:
+    # writable files, as before: bench_repomap copies a tree and edits one of its files
+    return TreeCache(TREES, read_only=False)
 
 
 def mirror_git_dir(repo: str) -> Path:
@@ -36,10 +41,7 @@ def mirror_git_dir(repo: str) -> Path:
 def ensure_tree(repo: str, commit: str) -> Path:
     """Return the cached tree, materializing it from the bare mirror when missing (the eval's own `TreeCache`, so
     blobs a snapshot left out are skipped the same way)."""
-    dest = tree_path(repo, commit)
-    if dest.is_dir():
-        return dest
-    return TreeCache(TREES).materialize(repo, mirror_git_dir(repo), commit).path
+    return _cache().materialize(repo, mirror_git_dir(repo), commit).path
 
 
 if __name__ == "__main__":

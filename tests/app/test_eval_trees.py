@@ -82,4 +82,5 @@ def test_the_bench_scripts_take_a_tree_whose_snapshot_left_a_blob_out(tmp_path, 
     assert root == tmp_path / "trees" / "acme__calc" / commits[1]
     assert not (root / "data.txt").exists()
     assert (root / "pkg" / "util.py").read_text() == fx.UTIL
-    assert bench_trees.ensure_tree("acme/calc", commits[1]) == root
+    assert (root / "pkg" / "util.py").stat().st_mode & stat.S_IWUSR  # bench_repomap edits a copy of a tree
+    assert bench_trees.ensure_tree("acme/calc", commits[1]) == root == bench_trees.tree_path("acme/calc", commits[1])
