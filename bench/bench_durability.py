@@ -138,6 +138,72 @@ def statuses(dsn: str, sqlite: Path | None) -> list[tuple[int, str, str | None, 
         return list(conn.execute(query))
 
 
+def _server_env(args: argparse.Namespace, work: Path) -> dict[str, str]:
+    """The server's and workers' environment: this checkout, the offline explorer, fast heartbeats and sweeps,
+    and none of the caller's token, host, backend or database settings."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BUGSLEUTH_DATA_DIR": str(work / "data"),
+           "BUGSLEUTH_REGISTER_SELF": "false", "BUGSLEUTH_LOG_LEVEL": "WARNING", "BUGSLEUTH_EXPLORER": "offline",
+           "BUGSLEUTH_WORKERS": str(args.concurrency), "BUGSLEUTH_PER_REPO_CONCURRENCY": str(args.concurrency),
+           "BUGSLEUTH_HEARTBEAT_S": "1", "BUGSLEUTH_STALLED_AFTER_S": "4", "BUGSLEUTH_SWEEP_INTERVAL_S": "1"}
+    for name in ("BUGSLEUTH_API_TOKEN", "BUGSLEUTH_HOST", "BUGSLEUTH_JOB_BACKEND", "BUGSLEUTH_DATABASE_URL"):
+        env.pop(name, None)
+    return env
+
+
+def _kill_plan(args: argparse.Namespace, rng: random.Random, backend: str) -> list[tuple[str, float]]:
+    """What to kill and when (seconds after the load starts), spread over the load and the drain after it."""
+    load_s = args.reports / args.rate
+    plan = [("server", rng.uniform(0.5, load_s + 5)) for _ in range(args.server_kills)]
+    if backend == "postgres":
+        plan += [("worker", rng.uniform(0.5, load_s + 8)) for _ in range(args.worker_kills)]
+    return sorted(plan, key=lambda p: p[1])
+
+
+async def _drain(accepted: list[int], dsn: str, sqlite: Path | None, timeout: float) -> dict[int, tuple]:
+    """Every stored investigation by id, once each accepted one has ended (or at the timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        by_id = {r[0]: r for r in statuses(dsn, sqlite)}
+        pending = [i for i in accepted if i not in by_id or by_id[i][1] not in TERMINAL]
+        if not pending or time.monotonic() > deadline:
+            return by_id
+        await asyncio.sleep(0.5)
+
+
+def _figures(args: argparse.Namespace, backend: str, accepted: list[int], by_id: dict[int, tuple],
+             kills: list[dict[str, object]], counters: dict[str, int], timings: dict[str, float]) -> dict[str, object]:
+    """The run's figures: what became of every accepted report, the kills and the recoveries."""
+    final = {i: by_id.get(i) for i in accepted}
+    server_recoveries = [k["recovered_s"] for k in kills if k["what"] == "server"]
+    # a worker killed while idle has nothing to recover: only kills with runs in flight are timed
+    worker_recoveries = [k["recovered_s"] for k in kills if k["what"] == "worker" and k["in_flight"] and k["recovered_s"]]
+    return {
+        "backend": backend,
+        "reports_sent": args.reports,
+        "rate_per_s": args.rate,
+        "accepted": len(accepted),
+        "unacknowledged": len(set(by_id) - set(accepted)),
+        "done": sum(1 for r in final.values() if r and r[1] == "done"),
+        "failed": sum(1 for r in final.values() if r and r[1] == "failed"),
+        "failed_without_reason": sum(1 for r in final.values() if r and r[1] == "failed" and not r[2]),
+        "cancelled": sum(1 for r in final.values() if r and r[1] == "cancelled"),
+        "lost": sum(1 for r in final.values() if r is None),
+        "stuck": sum(1 for r in final.values() if r and r[1] not in TERMINAL),
+        "ran_more_than_once": sum(1 for r in final.values() if r and r[4] > 1),
+        "server_kills": sum(1 for k in kills if k["what"] == "server"),
+        "worker_kills": sum(1 for k in kills if k["what"] == "worker"),
+        "in_flight_at_kills": sum(int(k["in_flight"]) for k in kills),
+        "first_start_s": round(timings["first_start_s"], 2),
+        "server_recovery_s_max": round(max(server_recoveries), 2) if server_recoveries else None,
+        "worker_recovery_s_max": round(max(worker_recoveries), 2) if worker_recoveries else None,
+        "client_retries": counters["retries"],
+        "server_errors_seen": counters["server_errors"],
+        "load_s": round(timings["load_s"], 1),
+        "drain_s": round(timings["drain_s"], 1),
+        "kills": kills,
+    }
+
+
 async def run(args: argparse.Namespace, backend: str) -> dict[str, object]:
     """One load-and-kill run on one backend; the figures."""
     rng = random.Random(args.seed)
@@ -145,12 +211,7 @@ async def run(args: argparse.Namespace, backend: str) -> dict[str, object]:
     make_repo(work / "shop")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "BUGSLEUTH_DATA_DIR": str(work / "data"),
-           "BUGSLEUTH_REGISTER_SELF": "false", "BUGSLEUTH_LOG_LEVEL": "WARNING", "BUGSLEUTH_EXPLORER": "offline",
-           "BUGSLEUTH_WORKERS": str(args.concurrency), "BUGSLEUTH_PER_REPO_CONCURRENCY": str(args.concurrency),
-           "BUGSLEUTH_HEARTBEAT_S": "1", "BUGSLEUTH_STALLED_AFTER_S": "4", "BUGSLEUTH_SWEEP_INTERVAL_S": "1"}
-    for name in ("BUGSLEUTH_API_TOKEN", "BUGSLEUTH_HOST", "BUGSLEUTH_JOB_BACKEND", "BUGSLEUTH_DATABASE_URL"):
-        env.pop(name, None)
+    env = _server_env(args, work)
     schema = f"bench_durability_{os.getpid()}"
     dsn = f"postgresql://postgres@127.0.0.1:5432/{args.pg_database}"
     sqlite_path: Path | None = None
@@ -174,61 +235,21 @@ async def run(args: argparse.Namespace, backend: str) -> dict[str, object]:
         for slot in range(cluster.n_workers):
             cluster.start_worker(slot)
         started = time.monotonic()
-        load_s = args.reports / args.rate
-        # kill moments: spread over the load and the drain that follows it
-        plan = [("server", rng.uniform(0.5, load_s + 5)) for _ in range(args.server_kills)]
-        if backend == "postgres":
-            plan += [("worker", rng.uniform(0.5, load_s + 8)) for _ in range(args.worker_kills)]
-        plan.sort(key=lambda p: p[1])
         loader = asyncio.create_task(load(base, args.reports, args.rate, accepted, counters))
-        for what, at in plan:
+        for what, at in _kill_plan(args, rng, backend):
             await asyncio.sleep(max(0.0, at - (time.monotonic() - started)))
             kills.append(await kill_and_restart(cluster, what, rng, base, backend, dsn_read, sqlite_path, args))
         await loader
         load_done = time.monotonic() - started
-        deadline = time.monotonic() + args.timeout
-        while True:
-            rows = statuses(dsn_read, sqlite_path)
-            by_id = {r[0]: r for r in rows}
-            pending = [i for i in accepted if i not in by_id or by_id[i][1] not in TERMINAL]
-            if not pending or time.monotonic() > deadline:
-                break
-            await asyncio.sleep(0.5)
+        by_id = await _drain(accepted, dsn_read, sqlite_path, args.timeout)
         drain_s = time.monotonic() - started - load_done
     finally:
         cluster.stop()
         if backend == "postgres":
             with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as admin:
                 admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-    final = {i: by_id.get(i) for i in accepted}
-    server_recoveries = [k["recovered_s"] for k in kills if k["what"] == "server"]
-    # a worker killed while idle has nothing to recover: only kills with runs in flight are timed
-    worker_recoveries = [k["recovered_s"] for k in kills if k["what"] == "worker" and k["in_flight"] and k["recovered_s"]]
-    return {
-        "backend": backend,
-        "reports_sent": args.reports,
-        "rate_per_s": args.rate,
-        "accepted": len(accepted),
-        "unacknowledged": len(set(by_id) - set(accepted)),
-        "done": sum(1 for r in final.values() if r and r[1] == "done"),
-        "failed": sum(1 for r in final.values() if r and r[1] == "failed"),
-        "failed_without_reason": sum(1 for r in final.values() if r and r[1] == "failed" and not r[2]),
-        "cancelled": sum(1 for r in final.values() if r and r[1] == "cancelled"),
-        "lost": sum(1 for r in final.values() if r is None),
-        "stuck": sum(1 for r in final.values() if r and r[1] not in TERMINAL),
-        "ran_more_than_once": sum(1 for r in final.values() if r and r[4] > 1),
-        "server_kills": sum(1 for k in kills if k["what"] == "server"),
-        "worker_kills": sum(1 for k in kills if k["what"] == "worker"),
-        "in_flight_at_kills": sum(int(k["in_flight"]) for k in kills),
-        "first_start_s": round(first_start_s, 2),
-        "server_recovery_s_max": round(max(server_recoveries), 2) if server_recoveries else None,
-        "worker_recovery_s_max": round(max(worker_recoveries), 2) if worker_recoveries else None,
-        "client_retries": counters["retries"],
-        "server_errors_seen": counters["server_errors"],
-        "load_s": round(load_done, 1),
-        "drain_s": round(drain_s, 1),
-        "kills": kills,
-    }
+    timings = {"first_start_s": first_start_s, "load_s": load_done, "drain_s": drain_s}
+    return _figures(args, backend, accepted, by_id, kills, counters, timings)
 
 
 async def kill_and_restart(cluster: Cluster, what: str, rng: random.Random, base: str, backend: str,

@@ -22,6 +22,13 @@ from pathlib import Path
 import psycopg
 from sqlalchemy import text
 
+from app import service
+from app.config import Settings
+from app.db import Database, run_migrations
+from app.jobs.procrastinate_app import ProcrastinateJobs
+from app.runtime import Runtime
+from schemas import BugReport, Source
+
 ROOT = Path(__file__).resolve().parents[1]
 PG = "postgres@127.0.0.1:5432/test"
 
@@ -66,7 +73,126 @@ def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
                             stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
 
 
+def _worker_env(url: str, work: Path, args: argparse.Namespace) -> dict[str, str]:
+    """The environment of a `bugsleuth worker`: the private schema, fast heartbeats and stall sweeps."""
+    return {
+        **os.environ,
+        "BUGSLEUTH_DATABASE_URL": url,
+        "BUGSLEUTH_DATA_DIR": str(work / "data"),
+        "BUGSLEUTH_EXPLORER": args.explorer,
+        "BUGSLEUTH_WORKERS": str(args.concurrency),
+        "BUGSLEUTH_PER_REPO_CONCURRENCY": str(args.reports),
+        "BUGSLEUTH_HEARTBEAT_S": "1",
+        "BUGSLEUTH_STALLED_AFTER_S": "4",
+        "BUGSLEUTH_SWEEP_INTERVAL_S": "1",
+        "BUGSLEUTH_REGISTER_SELF": "false",
+        "BUGSLEUTH_LOG_LEVEL": "WARNING",
+    }
+
+
+async def _submit(runtime: Runtime, reports: int) -> None:
+    """`reports` crash reports against the tiny repository, through the API's intake."""
+    for i in range(reports):
+        title = TITLES[i % len(TITLES)]
+        await service.submit_report(runtime, BugReport(
+            title=f"{title} (#{i})", repo="acme/shop", source=Source.api,
+            body="Traceback (most recent call last):\n  File \"orders.py\", line 16, in summary\n"
+                 "  File \"orders.py\", line 6, in average\nZeroDivisionError: division by zero",
+        ))
+
+
+async def _running_on(runtime: Runtime, pid: int) -> int:
+    """How many investigations the worker process `pid` is running."""
+    async with runtime.db.engine.connect() as conn:
+        return (await conn.execute(text(
+            "SELECT count(*) FROM investigations WHERE status = 'running' AND worker LIKE :w"
+        ), {"w": f"procrastinate:%:{pid}"})).scalar_one()
+
+
+async def _kill_when_busy(runtime: Runtime, victim: subprocess.Popen[bytes], args: argparse.Namespace,
+                          started: float) -> tuple[int, float]:
+    """SIGKILL the victim with `--kill-when` runs in flight on it (or one, if it never gets more within 3 s);
+    returns how many it was running and when it died."""
+    first_seen: float | None = None
+    while True:
+        n = await _running_on(runtime, victim.pid)
+        if n >= 1 and first_seen is None:
+            first_seen = time.monotonic()
+        if n >= args.kill_when or (n >= 1 and first_seen and time.monotonic() - first_seen > 3):
+            break
+        if time.monotonic() - started > args.timeout:
+            raise SystemExit("the victim never started a job")
+        await asyncio.sleep(0.05)
+    in_flight = await _running_on(runtime, victim.pid)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    return in_flight, time.monotonic()
+
+
+async def _wait_finished(runtime: Runtime, args: argparse.Namespace, started: float) -> list:
+    """Every investigation's status, runs and whether it has a diagnosis, once all have ended (or at the timeout)."""
+    while True:
+        async with runtime.db.engine.connect() as conn:
+            rows = (await conn.execute(text(
+                "SELECT status, runs, diagnosis IS NOT NULL AS has_diagnosis FROM investigations"
+            ))).all()
+        finished = [r for r in rows if r.status in ("done", "failed", "cancelled")]
+        if len(finished) == args.reports or time.monotonic() - started > args.timeout:
+            return rows
+        await asyncio.sleep(0.25)
+
+
+def _stop(workers: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM the workers still alive, SIGKILL those that do not end within 30 s."""
+    for w in workers:
+        if w.poll() is None:
+            w.send_signal(signal.SIGTERM)
+            try:
+                w.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                w.kill()
+
+
+async def _run(args: argparse.Namespace, url: str, work: Path, workers: list[subprocess.Popen[bytes]]) -> dict:
+    """Start two workers on `url`, submit the reports, kill one worker mid-run and wait for every investigation."""
+    await asyncio.to_thread(run_migrations, url)
+    repo = work / "shop"
+    make_repo(repo)
+    env = _worker_env(url, work, args)
+    settings = Settings(database_url=url, data_dir=work / "data", explorer=args.explorer,
+                        per_repo_concurrency=args.reports, register_self=False)
+    runtime = Runtime(settings=settings, db=Database(url))
+    jobs = ProcrastinateJobs(runtime)
+    runtime.jobs = jobs
+    await jobs.start()
+    await service.register_repository(runtime, "acme/shop", str(repo))
+    workers.extend(start_worker(env, work / f"worker{i}.log") for i in range(2))
+    started = time.monotonic()
+    await _submit(runtime, args.reports)
+    in_flight, killed_at = await _kill_when_busy(runtime, workers[0], args, started)
+    rows = await _wait_finished(runtime, args, started)
+    elapsed = time.monotonic() - started
+    await jobs.stop()
+    await runtime.db.dispose()
+    diagnoses = sum(bool(r.has_diagnosis) for r in rows)
+    return {
+        "reports": args.reports,
+        "workers": 2,
+        "jobs_per_worker": args.concurrency,
+        "explorer": args.explorer,
+        "in_flight_on_killed_worker": in_flight,
+        "killed_after_s": round(killed_at - started, 2),
+        "done": sum(r.status == "done" for r in rows),
+        "diagnoses": diagnoses,
+        "failed": sum(r.status == "failed" for r in rows),
+        "ran_twice": sum(r.runs > 1 for r in rows),
+        "total_s": round(elapsed, 2),
+        "lost": args.reports - diagnoses,
+    }
+
+
 async def main() -> None:
+    """Run the benchmark in a private schema (dropped at the end) and print and save its figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reports", type=int, default=20)
     parser.add_argument("--explorer", default="offline")
@@ -76,13 +202,6 @@ async def main() -> None:
     parser.add_argument("--out", default="/work/bench-out/kill_worker.json")
     args = parser.parse_args()
 
-    from app import service
-    from app.config import Settings
-    from app.db import Database, run_migrations
-    from app.jobs.procrastinate_app import ProcrastinateJobs
-    from app.runtime import Runtime
-    from schemas import BugReport, Source
-
     schema = f"bench_kill_{os.getpid()}"
     admin = psycopg.connect(f"postgresql://{PG}", autocommit=True, connect_timeout=5)
     admin.execute(f"CREATE SCHEMA {schema}")
@@ -90,96 +209,9 @@ async def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-kill-"))
     workers: list[subprocess.Popen[bytes]] = []
     try:
-        await asyncio.to_thread(run_migrations, url)
-        repo = work / "shop"
-        make_repo(repo)
-        env = {
-            **os.environ,
-            "BUGSLEUTH_DATABASE_URL": url,
-            "BUGSLEUTH_DATA_DIR": str(work / "data"),
-            "BUGSLEUTH_EXPLORER": args.explorer,
-            "BUGSLEUTH_WORKERS": str(args.concurrency),
-            "BUGSLEUTH_PER_REPO_CONCURRENCY": str(args.reports),
-            "BUGSLEUTH_HEARTBEAT_S": "1",
-            "BUGSLEUTH_STALLED_AFTER_S": "4",
-            "BUGSLEUTH_SWEEP_INTERVAL_S": "1",
-            "BUGSLEUTH_REGISTER_SELF": "false",
-            "BUGSLEUTH_LOG_LEVEL": "WARNING",
-        }
-        settings = Settings(database_url=url, data_dir=work / "data", explorer=args.explorer,
-                            per_repo_concurrency=args.reports, register_self=False)
-        runtime = Runtime(settings=settings, db=Database(url))
-        jobs = ProcrastinateJobs(runtime)
-        runtime.jobs = jobs
-        await jobs.start()
-        await service.register_repository(runtime, "acme/shop", str(repo))
-        workers = [start_worker(env, work / f"worker{i}.log") for i in range(2)]
-        started = time.monotonic()
-        for i in range(args.reports):
-            title = TITLES[i % len(TITLES)]
-            await service.submit_report(runtime, BugReport(
-                title=f"{title} (#{i})", repo="acme/shop", source=Source.api,
-                body="Traceback (most recent call last):\n  File \"orders.py\", line 16, in summary\n"
-                     "  File \"orders.py\", line 6, in average\nZeroDivisionError: division by zero",
-            ))
-
-        async def running_on(pid: int) -> int:
-            async with runtime.db.engine.connect() as conn:
-                return (await conn.execute(text(
-                    "SELECT count(*) FROM investigations WHERE status = 'running' AND worker LIKE :w"
-                ), {"w": f"procrastinate:%:{pid}"})).scalar_one()
-
-        victim = workers[0]
-        first_seen: float | None = None
-        while True:
-            n = await running_on(victim.pid)
-            if n >= 1 and first_seen is None:
-                first_seen = time.monotonic()
-            # kill with several runs in flight on the victim, or with one if it never gets more
-            if n >= args.kill_when or (n >= 1 and first_seen and time.monotonic() - first_seen > 3):
-                break
-            if time.monotonic() - started > args.timeout:
-                raise SystemExit("the victim never started a job")
-            await asyncio.sleep(0.05)
-        in_flight_on_victim = await running_on(victim.pid)
-        victim.send_signal(signal.SIGKILL)
-        victim.wait()
-        killed_at = time.monotonic()
-
-        while True:
-            async with runtime.db.engine.connect() as conn:
-                rows = (await conn.execute(text(
-                    "SELECT status, runs, diagnosis IS NOT NULL AS has_diagnosis FROM investigations"
-                ))).all()
-            finished = [r for r in rows if r.status in ("done", "failed", "cancelled")]
-            if len(finished) == args.reports or time.monotonic() - started > args.timeout:
-                break
-            await asyncio.sleep(0.25)
-        elapsed = time.monotonic() - started
-        result = {
-            "reports": args.reports,
-            "workers": 2,
-            "jobs_per_worker": args.concurrency,
-            "explorer": args.explorer,
-            "in_flight_on_killed_worker": in_flight_on_victim,
-            "killed_after_s": round(killed_at - started, 2),
-            "done": sum(r.status == "done" for r in rows),
-            "diagnoses": sum(bool(r.has_diagnosis) for r in rows),
-            "failed": sum(r.status == "failed" for r in rows),
-            "ran_twice": sum(r.runs > 1 for r in rows),
-            "total_s": round(elapsed, 2),
-            "lost": args.reports - sum(bool(r.has_diagnosis) for r in rows),
-        }
-        await jobs.stop()
-        await runtime.db.dispose()
+        result = await _run(args, url, work, workers)
     finally:
-        for w in workers:
-            if w.poll() is None:
-                w.send_signal(signal.SIGTERM)
-                try:
-                    w.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    w.kill()
+        _stop(workers)
         admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         admin.close()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -106,7 +106,7 @@ def _spawn(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) 
 
 def _default_tree() -> Path:
     sys.path.insert(0, str(ROOT))
-    from bench._trees import ensure_tree
+    from bench._trees import ensure_tree  # lazy: the checkout's root is on the path only from the line above
 
     with open("/work/shared/bench/swebench_lite.jsonl", encoding="utf-8") as fh:
         for line in fh:
@@ -122,17 +122,12 @@ def _edit_one_file(tree: Path, round_no: int) -> None:
         fh.write(f"\n\ndef _bench_edit_{round_no}():\n    return {round_no}\n")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tree", type=Path, help=f"tree to map (default: {DEFAULT_INSTANCE} base commit)")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--tokens", type=int, default=1024)
-    parser.add_argument("--aider-python", default="/tmp/aider-venv/bin/python")
-    parser.add_argument("--no-aider", action="store_true")
-    args = parser.parse_args()
+Samples = dict[str, list[tuple[float, dict]]]
+"""Each case's runs: (wall seconds, what the measured process reported)."""
 
-    tree = args.tree or _default_tree()
-    work = Path(tempfile.mkdtemp(prefix="bench-repomap-"))
+
+def _measure(args: argparse.Namespace, tree: Path, work: Path) -> Samples:
+    """`--runs` rounds of every case, ours and Aider's back to back so both see about the same load."""
     ours_tree, aider_tree = work / "ours", work / "aider"
     shutil.copytree(tree, ours_tree, symlinks=True)
     # an installed package runs from bytecode compiled at install time (Aider's venv has it); this checkout
@@ -140,21 +135,19 @@ def main() -> None:
     # than charge every measured process for compiling the package from source
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "repomap")], check=True)
-    load_start = os.getloadavg()
     py = sys.executable
     tok = str(args.tokens)
-    results: dict[str, list[tuple[float, dict]]] = {}
+    results: Samples = {}
 
     def record(name: str, sample: tuple[float, dict]) -> None:
         results.setdefault(name, []).append(sample)
         print(f"  {name}: {sample[0]:.2f}s {sample[1]}", file=sys.stderr)
 
-    aider_ok = not args.no_aider and Path(args.aider_python).exists()
+    aider_ok = _aider_ok(args)
     if aider_ok:
         shutil.copytree(tree, aider_tree, symlinks=True)
     aider_cmd = [args.aider_python, "-c", _AIDER, str(aider_tree), "", tok]
     for r in range(args.runs):
-        # pairs run back to back so both tools see about the same load
         cache = work / f"cache-{r}"
         record("ours cold", _spawn([py, "-c", _OURS, str(ours_tree), str(cache), tok], env))
         if aider_ok:
@@ -171,20 +164,36 @@ def main() -> None:
         if shutil.which("ctags"):
             ctags = ["ctags", "-R", "--languages=Python", "-f", "/dev/null", "."]
             record("ctags (definitions only)", _spawn(ctags, cwd=tree))
+    return results
 
-    def median(name: str) -> float:
-        return statistics.median(s[0] if "refocus" not in name else s[1]["inner"] for s in results[name])
 
-    def median_cpu(name: str) -> float | None:
-        vals = [s[1]["cpu"] for s in results[name] if "cpu" in s[1] and "refocus" not in name]
-        return statistics.median(vals) if vals else None
+def _aider_ok(args: argparse.Namespace) -> bool:
+    """Whether Aider is measured: not `--no-aider`, and its interpreter exists."""
+    return not args.no_aider and Path(args.aider_python).exists()
 
-    def rss(name: str) -> str:
-        vals = [s[1].get("rss_kb") for s in results[name] if s[1].get("rss_kb")]
-        return f"{max(vals) / 1024:.0f}" if vals else "-"
 
-    ref = {"cold": median("aider cold") if aider_ok else None, "warm": median("aider warm") if aider_ok else None}
-    ref_cpu = {"cold": median_cpu("aider cold") if aider_ok else None, "warm": median_cpu("aider warm") if aider_ok else None}
+def _median(results: Samples, name: str) -> float:
+    """A case's median wall time (a refocus reports its in-process time instead)."""
+    return statistics.median(s[0] if "refocus" not in name else s[1]["inner"] for s in results[name])
+
+
+def _median_cpu(results: Samples, name: str) -> float | None:
+    """A case's median CPU time, when the process reported it."""
+    vals = [s[1]["cpu"] for s in results[name] if "cpu" in s[1] and "refocus" not in name]
+    return statistics.median(vals) if vals else None
+
+
+def _rss(results: Samples, name: str) -> str:
+    """A case's peak resident memory in MB, or "-"."""
+    vals = [s[1].get("rss_kb") for s in results[name] if s[1].get("rss_kb")]
+    return f"{max(vals) / 1024:.0f}" if vals else "-"
+
+
+def _table(args: argparse.Namespace, tree: Path, results: Samples, load_start: tuple[float, float, float]) -> str:
+    """The markdown table of every case beside Aider's, with the targets and our build's phases."""
+    aider_ok = _aider_ok(args)
+    ref = {case: _median(results, f"aider {case}") if aider_ok else None for case in ("cold", "warm")}
+    ref_cpu = {case: _median_cpu(results, f"aider {case}") if aider_ok else None for case in ("cold", "warm")}
     load = os.getloadavg()
     n_files = results["ours cold"][0][1]["files"]
     lines = [
@@ -198,8 +207,8 @@ def main() -> None:
         "|---|---|---:|---:|---:|---:|---:|",
     ]
     for name in results:
-        secs = median(name)
-        cpu = median_cpu(name)
+        secs = _median(results, name)
+        cpu = _median_cpu(results, name)
         case = "warm" if "warm" in name or "edit" in name or "refocus" in name else "cold"
         is_aider = name.startswith("aider")
         base, base_cpu = ref.get(case), ref_cpu.get(case)
@@ -207,7 +216,7 @@ def main() -> None:
         cpu_ratio = "1" if is_aider else (f"{cpu / base_cpu:.3f}" if base_cpu and cpu is not None else "-")
         tool, _, label = name.partition(" ")
         cpu_text = f"{cpu:.3f}" if cpu is not None else "-"
-        lines.append(f"| {tool} | {label} | {secs:.3f} | {ratio} | {cpu_text} | {cpu_ratio} | {rss(name)} |")
+        lines.append(f"| {tool} | {label} | {secs:.3f} | {ratio} | {cpu_text} | {cpu_ratio} | {_rss(results, name)} |")
     if aider_ok:
         lines += [
             "",
@@ -218,7 +227,24 @@ def main() -> None:
     lines += ["", "Phases of our first cold build (s): " + ", ".join(f"{k} {v:.2f}" for k, v in phases.items())]
     phases = results["ours warm"][0][1].get("timings", {})
     lines += ["Phases of our first warm build (s): " + ", ".join(f"{k} {v:.3f}" for k, v in phases.items())]
-    table = "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """Measure the repo map's build against Aider's on one tree, print the table and write it to `OUT`."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", type=Path, help=f"tree to map (default: {DEFAULT_INSTANCE} base commit)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tokens", type=int, default=1024)
+    parser.add_argument("--aider-python", default="/tmp/aider-venv/bin/python")
+    parser.add_argument("--no-aider", action="store_true")
+    args = parser.parse_args()
+
+    tree = args.tree or _default_tree()
+    work = Path(tempfile.mkdtemp(prefix="bench-repomap-"))
+    load_start = os.getloadavg()
+    results = _measure(args, tree, work)
+    table = _table(args, tree, results, load_start)
     print(table)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(table, encoding="utf-8")

@@ -61,7 +61,95 @@ def _raw(parts: dict[str, float], config: RankConfig) -> dict[str, float]:
     return {k: round(v / (getattr(config, f"w_{k}") or 1.0), 5) for k, v in parts.items()}
 
 
+def _config(settings: list[str]) -> RankConfig:
+    """The default RankConfig with `--set name=value` overrides, each value read as its knob's type."""
+    config = RankConfig()
+    overrides = {}
+    for item in settings:
+        key, value = item.split("=", 1)
+        current = getattr(config, key)
+        overrides[key] = (value.lower() in ("1", "true", "yes")) if isinstance(current, bool) else type(current)(value)
+    return dataclasses.replace(config, **overrides)
+
+
+def _rows(args: argparse.Namespace) -> list[dict]:
+    """The instances of the split, filtered by `--grep`, thinned by `--every` and cut at `--limit`."""
+    rows = [json.loads(line) for line in open(args.data)]
+    rows = {"tune": rows[0::2], "check": rows[1::2], "all": rows}[args.split]
+    if args.grep:
+        rows = [r for r in rows if args.grep in r["problem_statement"]]
+    if args.every:
+        rows = rows[:: args.every]
+    if args.limit:
+        rows = rows[: args.limit]
+    return rows
+
+
+def _instance(row: dict, config: RankConfig, cache: Path | None, use_map: bool) -> dict:
+    """One instance ranked: its figures, timings, the best files and definitions, and the best 300 files' raw
+    signals (gold fields are read only to score)."""
+    root = ensure_tree(row["repo"], row["base_commit"])
+    text = row["problem_statement"]
+    t0 = time.perf_counter()
+    repo_map = _map(root, text, cache, use_map)
+    t1 = time.perf_counter()
+    cache_dir = cache / "offline" if cache else default_cache_dir()
+    if repo_map is not None:
+        paths = [f.path for f in repo_map.files]
+        corpus = Corpus.build(root, paths, definitions=repo_map.definitions, cache_dir=cache_dir)
+        pagerank = {f.path: f.score for f in repo_map.files}
+    else:
+        corpus = Corpus.build(root, walk(root), cache_dir=cache_dir)
+        pagerank = None
+    ranking = rank(corpus, text, Focus.from_text(text), pagerank=pagerank, config=config)
+    t2 = time.perf_counter()
+    files = [c.path for c in ranking.candidates[:5]]
+    syms = list(dict.fromkeys(f"{p}:{s}" for p, s in affected_entries(ranking) if s))[:5]
+    gold_file = row["gold_files"]
+    gold_funcs = gold_entities(row["gold_functions"])
+    return {
+        "id": row["instance_id"],
+        "acc1": all(g in files[:1] for g in gold_file),
+        "acc3": all(g in files[:3] for g in gold_file),
+        "acc5": all(g in files[:5] for g in gold_file),
+        "fn5": function_acc_at_k(syms, gold_funcs) if gold_funcs else None,
+        "rank": next((k + 1 for k, c in enumerate(ranking.candidates) if c.path in gold_file), None),
+        "confidence": ranking.confidence,
+        "map_s": round(t1 - t0, 2),
+        "rank_s": round(t2 - t1, 2),
+        "top": files,
+        "syms": syms,
+        "gold": gold_file,
+        "gold_fn": sorted(gold_funcs),
+        "features": [
+            {"path": c.path, "raw": _raw(c.parts, config), "test": _is_test(c.path), "doc": _is_doc(c.path),
+             "syms": [s.span.qualname for s in c.symbols[:5]]}
+            for c in ranking.candidates[:300] if c.score > 0
+        ],
+    }
+
+
+def _summary(results: list[dict], split: str, config: RankConfig, seconds: float) -> dict:
+    """The split's figures: strict file Acc@1 / @3 / @5, function Acc@5, MRR and median timings."""
+    n = len(results) or 1
+    with_fn = [r["fn5"] for r in results if r["fn5"] is not None]
+    return {
+        "split": split,
+        "n": len(results),
+        "file_acc1": round(sum(r["acc1"] for r in results) / n, 3),
+        "file_acc3": round(sum(r["acc3"] for r in results) / n, 3),
+        "file_acc5": round(sum(r["acc5"] for r in results) / n, 3),
+        "fn_acc5": round(sum(with_fn) / (len(with_fn) or 1), 3),
+        "mrr": round(sum(1 / r["rank"] for r in results if r["rank"]) / n, 3),
+        "median_rank_s": sorted(r["rank_s"] for r in results)[len(results) // 2] if results else 0,
+        "median_map_s": sorted(r["map_s"] for r in results)[len(results) // 2] if results else 0,
+        "seconds": round(seconds, 1),
+        "config": dataclasses.asdict(config),
+    }
+
+
 def main() -> None:
+    """Rank a split with one RankConfig, print its figures and write every instance's to `--out`."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default="/work/shared/bench/swebench_lite.jsonl")
     parser.add_argument("--split", choices=["tune", "check", "all"], default="tune")
@@ -75,86 +163,16 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
 
-    config = RankConfig()
-    overrides = {}
-    for item in args.set:
-        key, value = item.split("=", 1)
-        current = getattr(config, key)
-        overrides[key] = (value.lower() in ("1", "true", "yes")) if isinstance(current, bool) else type(current)(value)
-    config = dataclasses.replace(config, **overrides)
-
-    rows = [json.loads(line) for line in open(args.data)]
-    if args.split == "tune":
-        rows = rows[0::2]
-    elif args.split == "check":
-        rows = rows[1::2]
-    if args.grep:
-        rows = [r for r in rows if args.grep in r["problem_statement"]]
-    if args.every:
-        rows = rows[:: args.every]
-    if args.limit:
-        rows = rows[: args.limit]
+    config = _config(args.set)
     cache = Path(args.cache) if args.cache else None
     results = []
     t_all = time.perf_counter()
-    for row in rows:
-        root = ensure_tree(row["repo"], row["base_commit"])
-        text = row["problem_statement"]
-        t0 = time.perf_counter()
-        repo_map = _map(root, text, cache, not args.no_map)
-        t1 = time.perf_counter()
-        if repo_map is not None:
-            paths = [f.path for f in repo_map.files]
-            corpus = Corpus.build(root, paths, definitions=repo_map.definitions, cache_dir=cache / "offline" if cache else default_cache_dir())
-            pagerank = {f.path: f.score for f in repo_map.files}
-        else:
-            corpus = Corpus.build(root, walk(root), cache_dir=cache / "offline" if cache else default_cache_dir())
-            pagerank = None
-        ranking = rank(corpus, text, Focus.from_text(text), pagerank=pagerank, config=config)
-        t2 = time.perf_counter()
-        files = [c.path for c in ranking.candidates[:5]]
-        entries = affected_entries(ranking)
-        syms = list(dict.fromkeys(f"{p}:{s}" for p, s in entries if s))[:5]
-        gold_file = row["gold_files"]
-        gold_funcs = gold_entities(row["gold_functions"])
-        r = {
-            "id": row["instance_id"],
-            "acc1": all(g in files[:1] for g in gold_file),
-            "acc3": all(g in files[:3] for g in gold_file),
-            "acc5": all(g in files[:5] for g in gold_file),
-            "fn5": function_acc_at_k(syms, gold_funcs) if gold_funcs else None,
-            "rank": next((k + 1 for k, c in enumerate(ranking.candidates) if c.path in gold_file), None),
-            "confidence": ranking.confidence,
-            "map_s": round(t1 - t0, 2),
-            "rank_s": round(t2 - t1, 2),
-            "top": files,
-            "syms": syms,
-            "gold": gold_file,
-            "gold_fn": sorted(gold_funcs),
-            "features": [
-                {"path": c.path, "raw": _raw(c.parts, config), "test": _is_test(c.path), "doc": _is_doc(c.path),
-                 "syms": [s.span.qualname for s in c.symbols[:5]]}
-                for c in ranking.candidates[:300] if c.score > 0
-            ],
-        }
+    for row in _rows(args):
+        r = _instance(row, config, cache, not args.no_map)
         results.append(r)
         if args.verbose:
-            print(r["id"], r["rank"], r["fn5"], files[:2], syms[:2], sorted(gold_funcs)[:3], flush=True)
-    n = len(results) or 1
-    summary = {
-        "split": args.split,
-        "n": len(results),
-        "file_acc1": round(sum(r["acc1"] for r in results) / n, 3),
-        "file_acc3": round(sum(r["acc3"] for r in results) / n, 3),
-        "file_acc5": round(sum(r["acc5"] for r in results) / n, 3),
-        "fn_acc5": round(sum(r["fn5"] for r in results if r["fn5"] is not None)
-                         / (sum(1 for r in results if r["fn5"] is not None) or 1), 3),
-        "mrr": round(sum(1 / r["rank"] for r in results if r["rank"]) / n, 3),
-        "median_rank_s": sorted(r["rank_s"] for r in results)[len(results) // 2] if results else 0,
-        "median_map_s": sorted(r["map_s"] for r in results)[len(results) // 2] if results else 0,
-        "seconds": round(time.perf_counter() - t_all, 1),
-        "config": dataclasses.asdict(config),
-    }
+            print(r["id"], r["rank"], r["fn5"], r["top"][:2], r["syms"][:2], r["gold_fn"][:3], flush=True)
+    summary = _summary(results, args.split, config, time.perf_counter() - t_all)
     out = Path(args.out or f"/work/bench-out/tune_offline-{args.split}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"summary": summary, "results": results}, indent=1))
