@@ -204,7 +204,7 @@ class Database:
 
 def run_migrations(url: str, revision: str = "head") -> None:
     """Run Alembic migrations up to `revision` (blocking; runs its own event loop)."""
-    from alembic import command
+    from alembic import command  # lazy: only migrating needs Alembic, every other user of the database does not
     from alembic.config import Config
 
     config = Config()

@@ -85,21 +85,21 @@ class BodySizeLimitMiddleware:
 def _build_jobs(runtime: Runtime) -> Any:
     backend = runtime.settings.resolved_job_backend
     if backend == "local":
-        from app.jobs.local import LocalPool
+        from app.jobs.local import LocalPool  # lazy: only the chosen backend is imported (procrastinate and psycopg are heavy)
 
         return LocalPool(runtime)
     if backend == "procrastinate":
-        from app.jobs.procrastinate_app import ProcrastinateJobs
+        from app.jobs.procrastinate_app import ProcrastinateJobs  # lazy: as above
 
         return ProcrastinateJobs(runtime)
-    from app.jobs import NoJobs
+    from app.jobs import NoJobs  # lazy: as above
 
     return NoJobs()
 
 
 async def register_checkout(runtime: Runtime) -> None:
     """Register the checkout the service runs from, so a newcomer can post a report at once."""
-    from app import store
+    from app import store  # lazy: only a service that registers its own checkout needs these
     from app.repos import checkout_root, name_from_remote
 
     root = checkout_root()

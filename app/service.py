@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from app import store
@@ -142,8 +143,6 @@ async def register_repository(
     runtime: Runtime, name: str, location: str, *, default_ref: str | None = None, replace: bool = False
 ) -> RepoView:
     """Add a repository to the registry (a local directory, or a git URL cloned on first use)."""
-    from pathlib import Path
-
     if (problem := repository_name_problem(name)) is not None:
         raise InvalidRepositoryError(problem)
     if not is_git_url(location):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -45,8 +46,6 @@ def ensure_tree(repo: str, commit: str) -> Path:
 
 
 if __name__ == "__main__":
-    import json
-
     rows = [json.loads(line) for line in open(sys.argv[1] if len(sys.argv) > 1 else "/work/shared/bench/swebench_lite.jsonl")]
     for row in rows:
         try:

@@ -19,6 +19,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -130,8 +131,6 @@ def statuses(dsn: str, sqlite: Path | None) -> list[tuple[int, str, str | None, 
     """(id, status, error, worker, runs) of every investigation, read straight from the database."""
     query = "SELECT id, status, error, worker, runs FROM investigations"
     if sqlite is not None:
-        import sqlite3
-
         with sqlite3.connect(f"file:{sqlite}?mode=ro", uri=True, timeout=30) as conn:
             return list(conn.execute(query))
     with psycopg.connect(dsn, connect_timeout=5) as conn:

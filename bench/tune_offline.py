@@ -27,6 +27,7 @@ from funnel.localize.citations import affected_entries  # noqa: E402
 from funnel.localize.rank import RankConfig, rank  # noqa: E402
 from funnel.localize.signals import is_doc as _is_doc, is_test as _is_test  # noqa: E402
 from app.evaluation.metrics import function_acc_at_k, gold_entities  # noqa: E402
+from repomap import build_repo_map  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 
 _CODE_EXT = (".py", ".pyi", ".js", ".jsx", ".mjs", ".ts", ".tsx", ".go", ".java", ".kt", ".rs", ".c", ".h", ".cc",
@@ -36,7 +37,7 @@ _SKIP_DIRS = {"node_modules", "vendor", "third_party", ".venv", "venv", "site-pa
 
 
 def walk(root: Path) -> list[str]:
-    """Code files of a tree (used when the repo map is not importable)."""
+    """Code files of a tree, by extension (`--no-map`: pattern definitions instead of the repo map's)."""
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
@@ -48,10 +49,6 @@ def walk(root: Path) -> list[str]:
 
 def _map(root: Path, text: str, cache: Path, use_map: bool):
     if not use_map:
-        return None
-    try:
-        from repomap import build_repo_map  # type: ignore[attr-defined]
-    except ImportError:
         return None
     return build_repo_map(root, focus=text, cache_dir=cache / "repomap" if cache else None)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import os
@@ -108,7 +109,7 @@ class Grammar:
 @cache
 def grammar(name: str) -> Grammar:
     """The compiled grammar and queries of a language, built on first use."""
-    from tree_sitter import Language, Parser, Query
+    from tree_sitter import Language, Parser, Query  # lazy: tree-sitter loads with the first parse; a map read from its cache needs none
 
     spec = BY_NAME[name]
     module = importlib.import_module(spec.module)
@@ -124,8 +125,6 @@ def grammar_versions() -> str:
 
     Read from the dist-info directory names (cheap) rather than `importlib.metadata` (slow on the warm path).
     """
-    import hashlib
-
     parts: list[str] = []
     spec = importlib.util.find_spec("tree_sitter")
     if spec is not None and spec.origin:

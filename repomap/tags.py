@@ -278,7 +278,7 @@ def _position(node) -> tuple[int, int, str]:
 
 def extract_tags(source: bytes, language: str, *, max_signature_chars: int = 200) -> FileTags:
     """Definitions and references of a file's bytes in `language` (a `languages.LANGUAGES` name)."""
-    from tree_sitter import QueryCursor
+    from tree_sitter import QueryCursor  # lazy: as in `languages.grammar`, tree-sitter loads with the first parse
 
     g = grammar(language)
     tree = g.parser.parse(source)

@@ -38,7 +38,7 @@ def register(cli: typer.Typer) -> None:
     @group.command("show")
     def show(as_json: Annotated[bool, typer.Option("--json", help="One JSON object per cache")] = False) -> None:
         """Show each cache: where it is, entries, size against its cap, last use, stale files."""
-        from app import caches
+        from app import caches  # lazy: like every command, so that `bugsleuth --help` stays fast
         from app.config import get_settings
 
         reports = caches.show(get_settings())
@@ -67,7 +67,7 @@ def register(cli: typer.Typer) -> None:
             help="Prune only this cache: trees, tags or terms; repeatable")] = None,
     ) -> None:
         """Evict least recently used entries down to the caps, delete stale cache files, give the space back."""
-        from app import caches
+        from app import caches  # lazy: like every command, so that `bugsleuth --help` stays fast
         from app.config import get_settings
 
         unknown = [name for name in only or () if name not in caches.CACHES]

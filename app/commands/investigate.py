@@ -30,7 +30,7 @@ def _read_report(source: str, title: str | None) -> Any:
     # lazy: pydantic and the schemas cost every other command 0.1 s to import
     from pydantic import ValidationError
 
-    from schemas.enums import Source
+    from schemas.enums import Source  # lazy: as above
     from schemas.report import BugReport  # lazy: as above
 
     if source == "-":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,8 +22,6 @@ def _fail(message: str) -> None:
 
 def map_json(repo_map: Any, symbol_limit: int) -> dict[str, Any]:
     """The JSON document `map --json` prints: text, ranked files, top symbols and stats."""
-    from dataclasses import asdict
-
     return {
         "root": str(repo_map.root),
         "token_budget": repo_map.token_budget,
@@ -64,7 +63,7 @@ def register(cli: typer.Typer) -> None:
         stats: Annotated[bool, typer.Option("--stats", help="Print build statistics to stderr.")] = False,
     ) -> None:
         """Print the token-budgeted repo map of PATH, ranked for an optional bug report."""
-        from repomap import MapInputError, build_repo_map
+        from repomap import MapInputError, build_repo_map  # lazy: like every command, so that `bugsleuth --help` stays fast
 
         if not path.exists():
             _fail(f"no such directory: {path}")

@@ -16,16 +16,12 @@ from typing import Any
 
 import numpy as np
 
-def _repo_map_extensions() -> frozenset[str]:
-    try:
-        from repomap.languages import EXTENSIONS
-    except ImportError:  # pragma: no cover - the repo map always ships its language table
-        return frozenset({".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".go", ".java", ".rs", ".c", ".h", ".cc",
-                          ".cpp", ".hpp", ".rb"})
-    return frozenset(EXTENSIONS)
+from funnel.localize.citations import outer_entity  # the ranker's own folding of nested definitions
+from repomap.languages import EXTENSIONS
+from repomap.walk import walk_files  # the one set of ignore rules
+from schemas import AffectedFile, Diagnosis
 
-
-SOURCE_EXTENSIONS: frozenset[str] = _repo_map_extensions()
+SOURCE_EXTENSIONS: frozenset[str] = frozenset(EXTENSIONS)
 """Extensions of the languages the repo map parses (its tree-sitter grammars)."""
 
 PYTHON_ONLY: frozenset[str] = frozenset({".py"})
@@ -82,8 +78,6 @@ _CACHE = _TokenCache()
 
 def source_files(root: Path, extensions: frozenset[str] = SOURCE_EXTENSIONS) -> list[str]:
     """Non-test source files under `root` that the repo map would walk, as sorted repository paths."""
-    from repomap.walk import walk_files  # the one set of ignore rules
-
     walked = walk_files(root, extensions=extensions, sniff=False)
     return [f.path for f in walked.files if not is_test_path(f.path)]
 
@@ -97,7 +91,7 @@ def _read(root: Path, rel: str) -> bytes:
 
 def _best(corpus: list[list[str]], keys: list[str], query: str, top: int) -> list[str]:
     """The `top` keys whose documents score best by BM25 against `query` (ties broken by key), positive only."""
-    import bm25s
+    import bm25s  # lazy: only the BM25 baseline needs it, not every import of the eval
 
     query_tokens = tokenize(query)
     if not corpus or not query_tokens:
@@ -130,8 +124,6 @@ _ENTITY_KINDS = frozenset({"function", "method", "class", "struct", "interface",
 def _entity_documents(data: bytes, definitions: list[Any]) -> list[tuple[str, list[str]]]:
     """(entity name, tokens) of one file: each function or method with what is nested in it, and each class-like
     definition with its own lines (those outside its functions)."""
-    from funnel.localize.citations import outer_entity  # the ranker's own folding of nested definitions
-
     lines = data.decode("utf-8", errors="replace").splitlines()
     defs = [d for d in definitions if str(getattr(d.kind, "value", d.kind)) in _ENTITY_KINDS]
     names = [outer_entity(defs, k) for k in range(len(defs))]
@@ -195,7 +187,5 @@ class BaselineResult:
 
 def bm25_investigate(report: object, root: Path, **_: object) -> BaselineResult:
     """Rank files with BM25 and present them as a Diagnosis, in the shape of `funnel.investigate_sync`."""
-    from schemas import AffectedFile, Diagnosis
-
     ranked = bm25_rank(Path(root), getattr(report, "text", str(report)), top=10)
     return BaselineResult(Diagnosis(affected_files=[AffectedFile(path=p, line_start=1, line_end=1) for p in ranked]))

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.evaluation.baseline import bm25_rank, bm25_rank_functions
 from app.evaluation.data import Instance, RepoTable, report_from_statement
 from app.evaluation.errors import EvalInputError
 from app.evaluation.records import (
@@ -150,8 +151,6 @@ def run_task(task: Task) -> dict[str, Any]:
     if task.baseline:
         started = time.perf_counter()
         try:
-            from app.evaluation.baseline import bm25_rank, bm25_rank_functions
-
             record["baseline_files"] = bm25_rank(tree.path, task.problem_statement, top=50)
             record["baseline_ranking"] = {
                 "files": record["baseline_files"][:RANKED_FILES],
@@ -186,7 +185,7 @@ def _safe_name(instance_id: str) -> str:
 def check_explorer(explorer: str) -> None:
     """Refuse an explorer the pipeline cannot build (unknown name, missing piece) before any instance runs."""
     try:
-        from funnel.errors import UserError
+        from funnel.errors import UserError  # lazy: the explorers (and PydanticAI) load only when an eval checks one
         from funnel.explorers import resolve_explorer
     except ImportError:
         return

@@ -194,7 +194,7 @@ async def _close_dead_jobs(session: AsyncSession) -> int:
 
 
 async def _repo_of(session: AsyncSession, investigation_id: int) -> str | None:
-    from app.models import Investigation
+    from app.models import Investigation  # lazy: the ORM models load only when a job needs its repository
 
     inv = await session.get(Investigation, investigation_id)
     return inv.repo if inv else None

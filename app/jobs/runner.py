@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime, timezone
 from typing import Any
 
 from app import store
@@ -32,7 +33,7 @@ FLUSH_S = 0.2
 
 def default_investigate_fn() -> InvestigateFn:
     """`funnel.run.loop.investigate`, imported when first needed."""
-    from funnel import investigate
+    from funnel import investigate  # lazy: a service that only queues never loads the pipeline
 
     return investigate
 
@@ -68,8 +69,6 @@ class _EventSink:
 
 
 def _status_event(status: Status, **extra: Any) -> dict[str, Any]:
-    from datetime import datetime, timezone
-
     return {"kind": "status", "status": status.value, "ts": datetime.now(timezone.utc).isoformat(), **extra}
 
 

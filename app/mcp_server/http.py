@@ -36,11 +36,11 @@ async def authorize(request: Request) -> None:
 def _build(app: FastAPI, settings: Settings) -> tuple[Any, ASGIApp]:
     """The MCP server on the app's runtime (registered repositories only: the caller is remote) and its ASGI
     handler."""
-    # Imported here, in a worker thread on first use: the SDK's import would double the service's start-up.
+    # lazy: imported here, in a worker thread on first use: the SDK's import would double the service's start-up.
     from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from app.mcp_server.backend import Backend
+    from app.mcp_server.backend import Backend  # lazy: as above, with the SDK they build on
     from app.mcp_server.server import build_server
 
     server = build_server(Backend(lambda: getattr(app.state, "runtime", None)))

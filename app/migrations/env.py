@@ -49,7 +49,7 @@ async def _run_async(url: str) -> None:
 def _url() -> str:
     url = context.config.attributes.get("url") or context.config.get_main_option("sqlalchemy.url")
     if not url:
-        from app.config import get_settings
+        from app.config import get_settings  # lazy: only when the caller passed no URL
 
         url = get_settings().resolved_database_url
     return url

@@ -26,7 +26,7 @@ _TYPES = {".css": "text/css", ".js": "text/javascript"}
 
 def _vendor_dir() -> Path | None:
     try:
-        import fastapi_offline
+        import fastapi_offline  # lazy: only a Swagger asset needs it; without it that asset is not found
     except ImportError:
         return None
     return Path(fastapi_offline.__file__).resolve().parent / "static"
