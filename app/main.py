@@ -85,7 +85,8 @@ class BodySizeLimitMiddleware:
 def _build_jobs(runtime: Runtime) -> Any:
     backend = runtime.settings.resolved_job_backend
     if backend == "local":
-        from app.jobs.local import LocalPool  # lazy: only the chosen backend is imported (procrastinate and psycopg are heavy)
+        # lazy: only the chosen backend is imported (procrastinate and psycopg are heavy)
+        from app.jobs.local import LocalPool
 
         return LocalPool(runtime)
     if backend == "procrastinate":

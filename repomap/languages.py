@@ -109,7 +109,8 @@ class Grammar:
 @cache
 def grammar(name: str) -> Grammar:
     """The compiled grammar and queries of a language, built on first use."""
-    from tree_sitter import Language, Parser, Query  # lazy: tree-sitter loads with the first parse; a map read from its cache needs none
+    # lazy: tree-sitter loads with the first parse; a map read from its cache needs none
+    from tree_sitter import Language, Parser, Query
 
     spec = BY_NAME[name]
     module = importlib.import_module(spec.module)

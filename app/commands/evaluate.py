@@ -44,7 +44,8 @@ def register(cli: typer.Typer) -> None:
         = "funnel:investigate_sync",
     ) -> None:
         """Run each instance through the investigation and score the ranked files, functions and lines."""
-        from app.evaluation.session import EvalRequest, evaluate  # lazy: like every command, so that `bugsleuth --help` stays fast
+        # lazy: like every command, so that `bugsleuth --help` stays fast
+        from app.evaluation.session import EvalRequest, evaluate
 
         request = EvalRequest(data=data, repos=repos, limit=limit, ids=ids, jobs=jobs, explorer=explorer, out=out,
                               cache=cache, baseline=baseline, retry_errors=retry_errors, prepare_only=prepare_only,

@@ -63,7 +63,8 @@ def register(cli: typer.Typer) -> None:
         stats: Annotated[bool, typer.Option("--stats", help="Print build statistics to stderr.")] = False,
     ) -> None:
         """Print the token-budgeted repo map of PATH, ranked for an optional bug report."""
-        from repomap import MapInputError, build_repo_map  # lazy: like every command, so that `bugsleuth --help` stays fast
+        # lazy: like every command, so that `bugsleuth --help` stays fast
+        from repomap import MapInputError, build_repo_map
 
         if not path.exists():
             _fail(f"no such directory: {path}")

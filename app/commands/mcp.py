@@ -24,7 +24,8 @@ def register(cli: typer.Typer) -> None:
     ) -> None:
         """Serve investigate, get_investigation, list_investigations, repo_map and the read-only tools over MCP
         (stdio), on the service's settings and database: investigations show on the dashboard."""
-        from app.commands.service import _run, _settings  # lazy: like every command, so that `bugsleuth --help` stays fast
+        # lazy: like every command, so that `bugsleuth --help` stays fast
+        from app.commands.service import _run, _settings
         from app.mcp_server.stdio import serve_stdio
 
         roots = root or [Path.cwd()]
