@@ -13,8 +13,17 @@ from dataclasses import dataclass, field
 
 from repomap.pointers import CodeLink, parse_links, quoted_lines
 
-_IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*\b")
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,4})\b")
+_NAME_CHARS = "0-9A-Za-z_\u00c0-\u024f"
+"""The letters a name or a path is written with: ASCII and the Latin letters of European languages. A report in
+Chinese, Japanese or Korean writes names straight against its own script (`一个serviceName，`, `discov.EtcdConf中没有`),
+which Unicode's `\\w` and `\\b` would fuse into one word, so those scripts bound a name the way a space does."""
+_IDENT = re.compile(
+    rf"(?<![{_NAME_CHARS}])[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?![{_NAME_CHARS}])"
+)
+_PATH = re.compile(
+    rf"(?<![{_NAME_CHARS}/.-])((?:[{_NAME_CHARS}.-]+/)*[{_NAME_CHARS}-][{_NAME_CHARS}.-]*\.[A-Za-z][A-Za-z0-9]{{0,4}})"
+    rf"(?![{_NAME_CHARS}])"
+)
 _CODE_EXT = frozenset(
     "py pyi pyx js jsx mjs cjs ts tsx go java kt kts scala rs c h cc cpp cxx hpp hh hxx rb php cs swift m mm "
     "lua pl sh cfg ini toml yaml yml json txt rst md html css scss vue".split()
@@ -42,15 +51,19 @@ _NATIVE_FRAME = re.compile(
 """A numbered backtrace frame, innermost first: gdb's `#4  0x… in jv_string_implode (j=...) at jv.c:717`, lldb's,
 and a sanitizer's `#0 0x… in decUnitCompare src/decNumber/decNumber.c:6257`."""
 _GENERIC_FRAME = re.compile(
-    r"(?<![\w/.\"'-])((?:[A-Za-z]:)?[\w./\\-]*[\w-]\.(?:c|h|cc|cpp|cxx|hpp|hh|rb|php|cs|swift|m|mm|lua|go|rs|"
-    r"py|js|ts|tsx|jsx|java|kt)):(\d+)(?::\d+)?\b"
+    rf"(?<![{_NAME_CHARS}/.\"'-])((?:[A-Za-z]:)?[{_NAME_CHARS}./\\-]*[{_NAME_CHARS}-]\."
+    r"(?:c|h|cc|cpp|cxx|hpp|hh|rb|php|cs|swift|m|mm|lua|go|rs|py|js|ts|tsx|jsx|java|kt)):(\d+)(?::\d+)?"
+    rf"(?![{_NAME_CHARS}])"
 )
 
 # --- other report parts ---
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_WIKI_BLOCK = re.compile(r"^[ \t]*\{(code|noformat)(?::[^}\n]*)?\}(.*?)(?:\{\1\}|\Z)", re.S | re.M)
+"""A code block in Jira's wiki markup (`{code:java}...{code}`, `{noformat}...{noformat}`): what a description of
+Jira Server or Data Center (webhook API v2) and text copied out of Jira carry instead of a fence; it opens a line."""
 _INDENTED = re.compile(r"(?:^(?: {4}|\t).*\n?){2,}", re.M)
 _INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
-_QUOTED = re.compile(r"(?<![\w\\])(?:\"([^\"\n]{8,200})\"|'([^'\n]{8,200})')")
+_QUOTED = re.compile(rf"(?<![{_NAME_CHARS}\\])(?:\"([^\"\n]{{8,200}})\"|'([^'\n]{{8,200}})')")
 _ERROR_LINE = re.compile(
     r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Panic|Failure))\s*:\s*(.{4,300})$", re.M
 )
@@ -63,8 +76,8 @@ _JS_IMPORT = re.compile(r"""(?:from\s+|require\(\s*|import\(\s*)['"]([^'"\n]+)['
 _JAVA_IMPORT = re.compile(r"^\s*import\s+(?:static\s+)?([\w.]+)(?:\.\*)?\s*;", re.M)
 _GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:\w+\s+)?"([\w./-]+)"\s*$', re.M)
 _RUST_USE = re.compile(r"^\s*use\s+([\w:]+)", re.M)
-_OPTION = re.compile(r"(?<![\w-])(--[a-z][\w-]{2,})")
-_CONSTANT = re.compile(r"\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b")
+_OPTION = re.compile(rf"(?<![{_NAME_CHARS}-])(--[a-z][{_NAME_CHARS}-]{{2,}})")
+_CONSTANT = re.compile(rf"(?<![{_NAME_CHARS}])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![{_NAME_CHARS}])")
 
 _LIB_MARKERS = ("site-packages/", "dist-packages/", "node_modules/", "/pkg/mod/", "/.cargo/registry/", "/rustc/")
 
@@ -136,7 +149,8 @@ class Focus:
         """Extract a focus from free report text."""
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         frames = parse_frames(text)
-        blocks = tuple(b for b in (m.group(1).strip("\n") for m in _FENCE.finditer(text)) if b.strip())
+        fenced = [m.group(1) for m in _FENCE.finditer(text)] + [m.group(2) for m in _WIKI_BLOCK.finditer(text)]
+        blocks = tuple(b for b in (block.strip("\n") for block in fenced) if b.strip())
         if not blocks:
             blocks = tuple(m.group(0).strip("\n") for m in _INDENTED.finditer(text))
         code = "\n".join(blocks)

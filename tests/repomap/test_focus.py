@@ -190,6 +190,33 @@ def test_options_and_setting_constants_are_collected():
     assert "--fail-on-warning" in focus.options and "DEFAULT_AUTO_FIELD" in focus.options
     assert "--fail-on-warning" in " ".join(focus.code_identifiers) or "fail" in " ".join(focus.code_identifiers)
 
+def test_names_written_against_chinese_text_are_read_as_names():
+    focus = Focus.from_text(
+        "或默认加一个serviceName，discov.EtcdConf中没有user等字段。在core/logx/logs.go中设置MAX_SIZE，"
+        "用--log-level参数；程序在src/jv.c:717崩溃，报错\"invalid memory address\"。"
+    )
+    assert {"serviceName", "discov.EtcdConf"} <= set(focus.identifiers)
+    assert focus.paths == ("core/logx/logs.go", "src/jv.c")
+    assert "MAX_SIZE" in focus.options and "--log-level" in focus.options
+    assert [(f.path, f.line) for f in focus.frames] == [("src/jv.c", 717)]
+    assert "invalid memory address" in focus.messages
+
+
+def test_jira_wiki_code_blocks_are_code_blocks():
+    focus = Focus.from_text(
+        "Exporting fails.\n{code:java}\nJsonGenerator gen = factory.createGenerator(out);\n{code}\n"
+        "The log:\n{noformat}\njava.lang.NullPointerException\n{noformat}\nThe docs say {code} is fine."
+    )
+    assert focus.code_blocks == ("JsonGenerator gen = factory.createGenerator(out);", "java.lang.NullPointerException")
+    assert "factory.createGenerator" in focus.code_identifiers
+    assert "JsonGenerator gen = factory.createGenerator(out);" in focus.quoted_code
+
+
+def test_accented_latin_words_are_not_split_into_names():
+    focus = Focus.from_text("The naïve datetime in the café example stays naïve.")
+    assert not {"na", "ve", "caf"} & set(focus.identifiers)
+
+
 
 def test_module_candidates_cover_python_packages_js_and_rust():
     assert module_candidates("a.b.c")[:2] == ["a/b/c.py", "a/b/c/__init__.py"]
