@@ -63,7 +63,12 @@ _WIKI_BLOCK = re.compile(r"^[ \t]*\{(code|noformat)(?::[^}\n]*)?\}(.*?)(?:\{\1\}
 Jira Server or Data Center (webhook API v2) and text copied out of Jira carry instead of a fence; it opens a line."""
 _INDENTED = re.compile(r"(?:^(?: {4}|\t).*\n?){2,}", re.M)
 _INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
-_QUOTED = re.compile(rf"(?<![{_NAME_CHARS}\\])(?:\"([^\"\n]{{8,200}})\"|'([^'\n]{{8,200}})')")
+_QUOTED = re.compile(
+    rf"(?<![{_NAME_CHARS}\\])(?:\"([^\"\n]{{8,200}})\"|'([^'\n]{{8,200}})')"
+    r"|“([^”\n]{8,200})”|‘([^’\n]{8,200})’|「([^」\n]{8,200})」|『([^』\n]{8,200})』|«([^»\n]{8,200})»"
+)
+"""A quoted message: in straight quotes, or in the typographic quotes of English prose, Chinese, Japanese and
+French (text pasted from a chat, a word processor or a tracker that curls its quotes)."""
 _ERROR_LINE = re.compile(
     r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Panic|Failure))\s*:\s*(.{4,300})$", re.M
 )
@@ -360,7 +365,7 @@ def _messages(text: str) -> tuple[str, ...]:
     for m in _RUST_PANIC_MSG.finditer(text):
         found.append(m.group(1))
     for m in _QUOTED.finditer(text):
-        s = (m.group(1) or m.group(2)).strip()
+        s = next(g for g in m.groups() if g).strip()
         if " " in s and not s.startswith(("http", "/")):
             found.append(s)
     return _unique(s for s in found if len(s) >= 8)

@@ -212,6 +212,16 @@ def test_jira_wiki_code_blocks_are_code_blocks():
     assert "JsonGenerator gen = factory.createGenerator(out);" in focus.quoted_code
 
 
+def test_messages_in_typographic_quotes_are_messages():
+    focus = Focus.from_text(
+        "Saving fails with “cannot assign to field of a frozen instance”; the log says "
+        "「ファイルが 見つかりません」. It doesn’t say ‘why it was frozen’ anywhere."
+    )
+    assert focus.messages == (
+        "cannot assign to field of a frozen instance", "ファイルが 見つかりません", "why it was frozen"
+    )
+
+
 def test_accented_latin_words_are_not_split_into_names():
     focus = Focus.from_text("The naïve datetime in the café example stays naïve.")
     assert not {"na", "ve", "caf"} & set(focus.identifiers)
