@@ -11,19 +11,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from repomap.pointers import CodeLink, parse_links, quoted_lines
+from repomap.pointers import FILE_PATH, NAME_CHARS, CodeLink, parse_links, quoted_lines
 
-_NAME_CHARS = "0-9A-Za-z_\u00c0-\u024f"
-"""The letters a name or a path is written with: ASCII and the Latin letters of European languages. A report in
-Chinese, Japanese or Korean writes names straight against its own script (`一个serviceName，`, `discov.EtcdConf中没有`),
-which Unicode's `\\w` and `\\b` would fuse into one word, so those scripts bound a name the way a space does."""
 _IDENT = re.compile(
-    rf"(?<![{_NAME_CHARS}])[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?![{_NAME_CHARS}])"
+    rf"(?<![{NAME_CHARS}])[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?![{NAME_CHARS}])"
 )
-_PATH = re.compile(
-    rf"(?<![{_NAME_CHARS}/.-])((?:[{_NAME_CHARS}.-]+/)*[{_NAME_CHARS}-][{_NAME_CHARS}.-]*\.[A-Za-z][A-Za-z0-9]{{0,4}})"
-    rf"(?![{_NAME_CHARS}])"
-)
+_PATH = re.compile(rf"(?<![{NAME_CHARS}/.-]){FILE_PATH}(?![{NAME_CHARS}])")
 _CODE_EXT = frozenset(
     "py pyi pyx js jsx mjs cjs ts tsx go java kt kts scala rs c h cc cpp cxx hpp hh hxx rb php cs swift m mm "
     "lua pl sh cfg ini toml yaml yml json txt rst md html css scss vue".split()
@@ -51,9 +44,9 @@ _NATIVE_FRAME = re.compile(
 """A numbered backtrace frame, innermost first: gdb's `#4  0x… in jv_string_implode (j=...) at jv.c:717`, lldb's,
 and a sanitizer's `#0 0x… in decUnitCompare src/decNumber/decNumber.c:6257`."""
 _GENERIC_FRAME = re.compile(
-    rf"(?<![{_NAME_CHARS}/.\"'-])((?:[A-Za-z]:)?[{_NAME_CHARS}./\\-]*[{_NAME_CHARS}-]\."
+    rf"(?<![{NAME_CHARS}/.\"'-])((?:[A-Za-z]:)?[{NAME_CHARS}./\\-]*[{NAME_CHARS}-]\."
     r"(?:c|h|cc|cpp|cxx|hpp|hh|rb|php|cs|swift|m|mm|lua|go|rs|py|js|ts|tsx|jsx|java|kt)):(\d+)(?::\d+)?"
-    rf"(?![{_NAME_CHARS}])"
+    rf"(?![{NAME_CHARS}])"
 )
 
 # --- other report parts ---
@@ -64,7 +57,7 @@ Jira Server or Data Center (webhook API v2) and text copied out of Jira carry in
 _INDENTED = re.compile(r"(?:^(?: {4}|\t).*\n?){2,}", re.M)
 _INLINE_CODE = re.compile(r"`([^`\n]{1,200})`")
 _QUOTED = re.compile(
-    rf"(?<![{_NAME_CHARS}\\])(?:\"([^\"\n]{{8,200}})\"|'([^'\n]{{8,200}})')"
+    rf"(?<![{NAME_CHARS}\\])(?:\"([^\"\n]{{8,200}})\"|'([^'\n]{{8,200}})')"
     r"|“([^”\n]{8,200})”|‘([^’\n]{8,200})’|「([^」\n]{8,200})」|『([^』\n]{8,200})』|«([^»\n]{8,200})»"
 )
 """A quoted message: in straight quotes, or in the typographic quotes of English prose, Chinese, Japanese and
@@ -81,8 +74,8 @@ _JS_IMPORT = re.compile(r"""(?:from\s+|require\(\s*|import\(\s*)['"]([^'"\n]+)['
 _JAVA_IMPORT = re.compile(r"^\s*import\s+(?:static\s+)?([\w.]+)(?:\.\*)?\s*;", re.M)
 _GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:\w+\s+)?"([\w./-]+)"\s*$', re.M)
 _RUST_USE = re.compile(r"^\s*use\s+([\w:]+)", re.M)
-_OPTION = re.compile(rf"(?<![{_NAME_CHARS}-])(--[a-z][{_NAME_CHARS}-]{{2,}})")
-_CONSTANT = re.compile(rf"(?<![{_NAME_CHARS}])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![{_NAME_CHARS}])")
+_OPTION = re.compile(rf"(?<![{NAME_CHARS}-])(--[a-z][{NAME_CHARS}-]{{2,}})")
+_CONSTANT = re.compile(rf"(?<![{NAME_CHARS}])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![{NAME_CHARS}])")
 
 _LIB_MARKERS = ("site-packages/", "dist-packages/", "node_modules/", "/pkg/mod/", "/.cargo/registry/", "/rustc/")
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ("CodeLink", "parse_links", "quoted_lines")
+__all__ = ("FILE_PATH", "NAME_CHARS", "CodeLink", "parse_links", "quoted_lines")
 
 _SOURCE_EXT = frozenset(
     "py pyi pyx js jsx mjs cjs ts tsx go java kt kts scala rs c h cc cpp cxx hpp hh hxx rb php cs swift m mm lua pl "
@@ -16,13 +16,20 @@ _SOURCE_EXT = frozenset(
 """Extensions of source files: what a link to a line can point into."""
 
 # --- links to code lines (a code host's permalink, "line 77 of a/b.py") ---
-_FILE = r"((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,4})"
+NAME_CHARS = "0-9A-Za-z_\u00c0-\u024f"
+"""The letters a name or a path is written with: ASCII and the Latin letters of European languages. A report in
+Chinese, Japanese or Korean writes names straight against its own script (`一个serviceName，`, `discov.EtcdConf中没有`),
+which Unicode's `\\w` and `\\b` would fuse into one word, so those scripts bound a name the way a space does."""
+FILE_PATH = rf"((?:[{NAME_CHARS}.-]+/)*[{NAME_CHARS}-][{NAME_CHARS}.-]*\.[A-Za-z][A-Za-z0-9]{{0,4}})"
+"""A file path as prose writes it (`a/b.py`), as one group; bound it with `NAME_CHARS` on either side."""
 _URL = re.compile(r"https?://[^\s/]+/[^\s#]*#(?:L|lines-)\d[^\s]*")
 """A web address with a line anchor; `_permalink` reads it (two simple patterns: no backtracking over a long token)."""
 _BLOB = re.compile(r"/(?:blob|blame|src)/[^/]+/")
 _ANCHOR = re.compile(r"(?:L|lines-)(\d+)(?:-L?(\d+))?")
-_LINE_OF = re.compile(rf"\bline\s+#?(\d+)\s+(?:of|in)\s+(?:file\s+)?[`'\"]?{_FILE}", re.I)
-_FILE_LINE = re.compile(rf"(?<![\w/.-]){_FILE}[`'\"]?,?\s+(?:at\s+|on\s+)?line\s+#?(\d+)\b", re.I)
+_LINE_OF = re.compile(rf"(?<![{NAME_CHARS}])line\s+#?(\d+)\s+(?:of|in)\s+(?:file\s+)?[`'\"]?{FILE_PATH}", re.I)
+_FILE_LINE = re.compile(
+    rf"(?<![{NAME_CHARS}/.-]){FILE_PATH}[`'\"]?,?\s+(?:at\s+|on\s+)?line\s+#?(\d+)(?![{NAME_CHARS}])", re.I
+)
 
 # --- source lines the report quotes ---
 _QUOTE_MIN = 20

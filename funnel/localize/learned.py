@@ -41,6 +41,7 @@ from funnel.localize.corpus import Corpus, tokenize
 from funnel.localize.reasoning import named_items
 from funnel.localize.signals import is_doc, is_test, is_tooling
 from repomap.focus import Focus
+from repomap.pointers import NAME_CHARS
 
 __all__ = ("DEFAULT_RANKER", "FILE_FEATURES", "FUNCTION_FEATURES", "SIGNAL_PARTS", "LearnedRanker", "LinearModel",
            "RankerFileError", "definition_features", "definition_rows", "file_features", "keep_slots", "load_ranker",
@@ -152,7 +153,7 @@ def definition_features(sym: CandidateSymbol, position: int, file_position: int,
         "file_pos": math.log1p(file_position), "file_ratio": file_ratio,
         "log_lines": math.log1p(span.end_line - span.start_line + 1), "evidence": float(bool(sym.reasons)),
         "named": float(span.name in words),
-        "in_title": float(bool(re.search(rf"\b{re.escape(span.name)}\b", title))),
+        "in_title": float(bool(re.search(rf"(?<![{NAME_CHARS}]){re.escape(span.name)}(?![{NAME_CHARS}])", title))),
         "nested": float(span.qualname.count(".")), "dunder": float(span.name.startswith("__")),
         "name_share": len(parts & terms) / len(parts) if parts else 0.0,
         "private": float(span.name.startswith("_") and not span.name.startswith("__")),

@@ -190,6 +190,7 @@ def test_options_and_setting_constants_are_collected():
     assert "--fail-on-warning" in focus.options and "DEFAULT_AUTO_FIELD" in focus.options
     assert "--fail-on-warning" in " ".join(focus.code_identifiers) or "fail" in " ".join(focus.code_identifiers)
 
+
 def test_names_written_against_chinese_text_are_read_as_names():
     focus = Focus.from_text(
         "或默认加一个serviceName，discov.EtcdConf中没有user等字段。在core/logx/logs.go中设置MAX_SIZE，"
@@ -225,7 +226,6 @@ def test_messages_in_typographic_quotes_are_messages():
 def test_accented_latin_words_are_not_split_into_names():
     focus = Focus.from_text("The naïve datetime in the café example stays naïve.")
     assert not {"na", "ve", "caf"} & set(focus.identifiers)
-
 
 
 def test_module_candidates_cover_python_packages_js_and_rust():
@@ -264,6 +264,11 @@ def test_permalinks_and_prose_line_references_are_links():
         ("utils/helpers.js", 12, None),
     ]
     assert "src/pkg/parse.py" in Focus.from_text(text).paths  # a permalink's file counts as a path the report names
+
+
+def test_prose_line_references_written_against_chinese_text_are_links():
+    links = Focus.from_text("问题在utils/helpers.js, line 12中。").links
+    assert [(link.path, link.line) for link in links] == [("utils/helpers.js", 12)]
 
 
 def test_frame_lines_and_non_code_files_are_not_links():
