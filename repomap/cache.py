@@ -22,7 +22,7 @@ from repomap.languages import LANGUAGES, grammar_versions
 from repomap.tags import FileTags
 from repomap.walk import RACY_NS
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 """Bump when the stored format or the extraction changes; old cache files are then left unused."""
 
 BINARY = b"binary"
@@ -103,10 +103,16 @@ def decode_core(core: bytes) -> FileTags:
     return FileTags(defs, "", b"", b"", agg_names, agg_kinds, agg_counts, parse_error)
 
 
+def tags_version() -> str:
+    """What the tags of a file depend on besides its bytes: this cache version and a digest of the grammar and
+    query versions (`v5-1a2b3c4d5e6f`). Anything stored from tags is keyed by it too."""
+    digest = hashlib.blake2b(grammar_versions().encode(), digest_size=6).hexdigest()
+    return f"v{CACHE_VERSION}-{digest}"
+
+
 def cache_file(cache_dir: Path) -> Path:
     """The tags cache file of this cache version and these grammar versions in `cache_dir`."""
-    digest = hashlib.blake2b(grammar_versions().encode(), digest_size=6).hexdigest()
-    return cache_dir / f"tags-v{CACHE_VERSION}-{digest}.sqlite"
+    return cache_dir / f"tags-{tags_version()}.sqlite"
 
 
 def stale_files(cache_dir: Path) -> list[Path]:

@@ -31,13 +31,19 @@ class LanguageSpec:
     """Stem of the query files when it differs from `name` (TSX reuses TypeScript's)."""
     family: str = ""
     """Languages of one family reference each other's names (JS/TS, C/C++); default: the name."""
+    shared_defs: str = ""
+    """Stem of a definitions query file read before the language's own, for what a family writes alike
+    (`ecmascript-defs.scm`: JavaScript's and TypeScript's function shapes)."""
 
 
 LANGUAGES: tuple[LanguageSpec, ...] = (
     LanguageSpec("python", "tree_sitter_python", "language", (".py", ".pyi")),
-    LanguageSpec("javascript", "tree_sitter_javascript", "language", (".js", ".jsx", ".mjs", ".cjs"), family="js"),
-    LanguageSpec("typescript", "tree_sitter_typescript", "language_typescript", (".ts", ".mts", ".cts"), family="js"),
-    LanguageSpec("tsx", "tree_sitter_typescript", "language_tsx", (".tsx",), query_name="typescript", family="js"),
+    LanguageSpec("javascript", "tree_sitter_javascript", "language", (".js", ".jsx", ".mjs", ".cjs"), family="js",
+                 shared_defs="ecmascript"),
+    LanguageSpec("typescript", "tree_sitter_typescript", "language_typescript", (".ts", ".mts", ".cts"), family="js",
+                 shared_defs="ecmascript"),
+    LanguageSpec("tsx", "tree_sitter_typescript", "language_tsx", (".tsx",), query_name="typescript", family="js",
+                 shared_defs="ecmascript"),
     LanguageSpec("go", "tree_sitter_go", "language", (".go",)),
     LanguageSpec("java", "tree_sitter_java", "language", (".java",)),
     LanguageSpec("rust", "tree_sitter_rust", "language", (".rs",)),
@@ -116,7 +122,9 @@ def grammar(name: str) -> Grammar:
     module = importlib.import_module(spec.module)
     language = Language(getattr(module, spec.function)())
     stem = spec.query_name or spec.name
-    source = "\n".join((QUERY_DIR / f"{stem}-{part}.scm").read_text(encoding="utf-8") for part in ("defs", "refs"))
+    files = [f"{spec.shared_defs}-defs.scm"] if spec.shared_defs else []
+    files += [f"{stem}-defs.scm", f"{stem}-refs.scm"]
+    source = "\n".join((QUERY_DIR / name).read_text(encoding="utf-8") for name in files)
     return Grammar(spec, language, Parser(language), Query(language, source))
 
 

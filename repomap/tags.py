@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple
 
+from repomap._macros import unwrap_item_macros
 from repomap.languages import grammar
 
 
@@ -282,6 +283,8 @@ def extract_tags(source: bytes, language: str, *, max_signature_chars: int = 200
 
     g = grammar(language)
     tree = g.parser.parse(source)
+    if language == "rust":
+        source, tree = unwrap_item_macros(source, tree, g.parser)
     # py-tree-sitter returns each capture's nodes in an order that varies from call to call: document order makes
     # the tags (which name a definition takes, the order of references) the same in every process
     caps = {name: sorted(nodes, key=_position) for name, nodes in QueryCursor(g.query).captures(tree.root_node).items()}

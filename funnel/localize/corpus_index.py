@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from funnel.localize.corpus import path_tokens
+from repomap.cache import tags_version
 
-__all__ = ("INDEX_MIN_FILES", "FileRecord", "IndexStats", "CorpusIndex", "index_path", "index_files", "stale_index_files",
-           "evict_indexes", "file_bytes")
+__all__ = ("INDEX_MIN_FILES", "FileRecord", "IndexStats", "CorpusIndex", "index_path", "index_prefix", "index_files",
+           "stale_index_files", "evict_indexes", "file_bytes")
 
 INDEX_MIN_FILES = 5_000
 """Trees with fewer indexed files rank from memory: reading them whole is faster than opening an index."""
@@ -72,22 +73,28 @@ class IndexStats:
     """Wall time of the update."""
 
 
+def index_prefix() -> str:
+    """How the names of this version's index files begin: the index version and the repo map's `tags_version`
+    (a file's definitions come from its tags, so an index of other tags is stale even where no byte changed)."""
+    return f"corpus-{INDEX_VERSION}-{tags_version()}-"
+
+
 def index_path(cache_dir: Path, root: Path) -> Path:
     """The index file of the tree at `root` in `cache_dir`."""
     digest = hashlib.blake2b(os.path.realpath(root).encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
-    return cache_dir / "trees" / f"corpus-{INDEX_VERSION}-{digest}.sqlite"
+    return cache_dir / "trees" / f"{index_prefix()}{digest}.sqlite"
 
 
 def index_files(cache_dir: Path) -> list[Path]:
     """The index files of this version in `cache_dir`, least recently used first (their mtime is their last use)."""
-    found = [p for p in (cache_dir / "trees").glob(f"corpus-{INDEX_VERSION}-*.sqlite")]
+    found = [p for p in (cache_dir / "trees").glob(f"{index_prefix()}*.sqlite")]
     return sorted(found, key=lambda p: p.stat().st_mtime)
 
 
 def stale_index_files(cache_dir: Path) -> list[Path]:
     """Index files of other versions in `cache_dir` (never read again), with their logs."""
-    return sorted(p for p in (cache_dir / "trees").glob("corpus-*.sqlite*")
-                  if not p.name.startswith(f"corpus-{INDEX_VERSION}-"))
+    prefix = index_prefix()
+    return sorted(p for p in (cache_dir / "trees").glob("corpus-*.sqlite*") if not p.name.startswith(prefix))
 
 
 def file_bytes(index: Path) -> int:

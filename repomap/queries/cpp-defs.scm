@@ -1,6 +1,8 @@
 (namespace_definition name: (namespace_identifier) @name) @def.module
 (class_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.class
 (struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.struct
+(class_specifier name: (template_type name: (type_identifier) @name) body: (field_declaration_list)) @def.class
+(struct_specifier name: (template_type name: (type_identifier) @name) body: (field_declaration_list)) @def.struct
 (union_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.struct
 (enum_specifier name: (type_identifier) @name body: (enumerator_list)) @def.enum
 (function_definition declarator: (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name) (destructor_name)] @name)) @def.function

@@ -184,7 +184,7 @@ def test_corpus_indexes_of_large_trees_are_shown_and_evicted_least_recently_used
     trees.mkdir(parents=True, exist_ok=True)
     ages = {"a": 30, "b": 20, "c": 0.1}
     for name, hours in ages.items():
-        index = trees / f"corpus-{corpus_index.INDEX_VERSION}-{name * 16}.sqlite"
+        index = trees / f"{corpus_index.index_prefix()}{name * 16}.sqlite"
         index.write_bytes(b"\0" * 40_000)
         used = time.time() - hours * HOUR
         os.utime(index, (used, used))

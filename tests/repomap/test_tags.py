@@ -231,3 +231,29 @@ def test_the_map_tags_a_cpp_header_with_the_cpp_grammar_cold_and_warm(tmp_path, 
     shape = {(d.qualname, d.kind.value) for d in repo_map.definitions("include/shape.h")}
     assert {("geo.Shape", "class"), ("geo.Shape.area", "method"), ("geo.twice", "function")} <= shape
     assert "vec_len" in {d.name for d in repo_map.definitions("include/vec.h")}
+
+
+def _qualnames(source: bytes, language: str) -> list[tuple[str, int]]:
+    return [(d.qualname, d.start_line) for d in extract_tags(source, language).definitions("x")]
+
+
+def test_a_default_exported_anonymous_function_is_the_definition_default():
+    source = b"import x from './x.js';\n\nexport default async (req, res) => {\n  res.send(x);\n};\n"
+    assert _qualnames(source, "javascript") == [("default", 3)]
+    assert _qualnames(source, "typescript") == [("default", 3)]
+
+
+def test_a_named_function_expression_passed_as_an_argument_or_listed_is_a_definition():
+    source = (b"defineGetter(req, 'host', function host() {\n  return this.get('Host');\n});\n"
+              b"const defaults = { transformRequest: [function transformRequest(data) { return data; }] };\n")
+    assert _qualnames(source, "javascript") == [("host", 1), ("transformRequest", 4)]
+
+
+def test_typescript_reads_member_assignments_and_object_members_as_javascript_does():
+    source = b"req.header = function header(name: string) { return name; };\nconst o = { parse: (s: string) => s };\n"
+    assert _qualnames(source, "typescript") == _qualnames(source, "javascript") == [("header", 1), ("parse", 2)]
+
+
+def test_a_template_specialization_is_a_definition_whose_members_it_qualifies():
+    source = b"template <typename Char> struct formatter<weekday, Char> {\n  auto parse(int x) { return x; }\n};\n"
+    assert _qualnames(source, "cpp") == [("formatter", 1), ("formatter.parse", 2)]

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from funnel.localize import rank as rank_module
-from funnel.localize.corpus_index import CorpusIndex, index_path
+from funnel.localize.corpus_index import CorpusIndex, index_path, stale_index_files
 from funnel.localize import indexed as indexed_module
 from funnel.localize.indexed import IndexedCorpus
 from funnel.localize.rank import build_corpus, rank
 from repomap import build_repo_map
+from repomap import cache as tags_cache
 from repomap.focus import Focus
 from tests.funnel.localize.test_offline_rank import GO_REPO, GO_REPORT, NODE_REPO, RUST_REPO, RUST_REPORT
 
@@ -146,3 +147,14 @@ def test_an_index_counted_by_the_process_pool_ranks_as_the_in_memory_corpus(tmp_
     memory, indexed, a, b = _both(root, tmp_path / "cache", PY_REPORT, monkeypatch)
     assert indexed.stats.mode == "built" and len(indexed.docs) > 2
     assert _dump(a) == _dump(b)
+
+
+def test_an_index_of_definitions_from_other_tags_is_stale_though_no_byte_changed(tmp_path, monkeypatch):
+    root = _write(tmp_path / "repo", PY_REPO)
+    cache = tmp_path / "cache" / "index"
+    before = index_path(cache, root)
+    before.parent.mkdir(parents=True)
+    before.write_bytes(b"")
+    monkeypatch.setattr(tags_cache, "CACHE_VERSION", tags_cache.CACHE_VERSION + 1)
+    assert index_path(cache, root) != before
+    assert stale_index_files(cache) == [before]
