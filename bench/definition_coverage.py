@@ -20,6 +20,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -35,11 +36,10 @@ def _show(git_dir: Path, commit: str, path: str) -> bytes:
     return subprocess.run(["git", "-C", str(git_dir), "show", f"{commit}:{path}"], capture_output=True).stdout
 
 
-def _syntax(source: bytes, language: str, row: int, line: str) -> str:
-    """The node types from the changed line's innermost node outwards (four levels)."""
-    tree = grammar(language).parser.parse(source)
+def _syntax(root: Any, row: int, line: str) -> str:
+    """The node types from the changed line's innermost node outwards (four levels), in the tree under `root`."""
     col = len(line) - len(line.lstrip())
-    node = tree.root_node.named_descendant_for_point_range((row, col), (row, len(line.rstrip())))
+    node = root.named_descendant_for_point_range((row, col), (row, len(line.rstrip())))
     chain = []
     while node is not None and len(chain) < 4:
         chain.append(node.type)
@@ -51,6 +51,7 @@ def classify(source: bytes, language: str, ranges: list[list[int]]) -> list[tupl
     """(inside | blank or comment | code outside, first changed code line, its syntax) of each range."""
     spans = [(d[3], d[4]) for d in extract_tags(source, language).defs]
     lines = source.decode("utf-8", "replace").split("\n")
+    root = None  # parsed once, for the first range outside every definition
     out = []
     for a, b in ranges:
         if any(s <= b and a <= e for s, e in spans):
@@ -61,7 +62,8 @@ def classify(source: bytes, language: str, ranges: list[list[int]]) -> list[tupl
         if not code:
             out.append(("blank or comment", a, ""))
             continue
-        out.append(("code outside", code[0], _syntax(source, language, code[0] - 1, lines[code[0] - 1])))
+        root = root or grammar(language).parser.parse(source).root_node
+        out.append(("code outside", code[0], _syntax(root, code[0] - 1, lines[code[0] - 1])))
     return out
 
 
