@@ -22,7 +22,7 @@ _ROUNDS = 4
 """Nesting depth unwrapped (`cfg_rt! { cfg_time! { ... } }`)."""
 
 
-def _item_bodies(source: bytes, root: Any) -> list[tuple[Any, Any]]:
+def _item_bodies(root: Any) -> list[tuple[Any, Any]]:
     """(invocation, body) of every brace-delimited macro invocation that stands where items go."""
     found: list[tuple[Any, Any]] = []
     stack = [root]
@@ -33,9 +33,16 @@ def _item_bodies(source: bytes, root: Any) -> list[tuple[Any, Any]]:
                 stack.append(child)
             elif child.type == "macro_invocation" and node.type in _ITEM_SCOPES:
                 body = child.named_children[-1] if child.named_children else None
-                if body is not None and body.type == "token_tree" and source[body.start_byte:body.start_byte + 1] == b"{":
+                if body is not None and body.type == "token_tree" and _braced(body):
                     found.append((child, body))
     return found
+
+
+def _braced(body: Any) -> bool:
+    """The token tree opens with `{` and closes with a `}` the file holds (not one the parser supplied to a file cut
+    short: blanking the byte before it would erase the body's own last byte)."""
+    first, last = body.children[0], body.children[-1]
+    return first.type == "{" and last.type == "}" and not last.is_missing
 
 
 def _holds_items(parser: Any, inner: bytes) -> bool:
@@ -55,7 +62,7 @@ def unwrap_item_macros(source: bytes, tree: Any, parser: Any) -> tuple[bytes, An
     its tree; the inputs themselves when no invocation holds items."""
     for _ in range(_ROUNDS):
         buffer: bytearray | None = None
-        for invocation, body in _item_bodies(source, tree.root_node):
+        for invocation, body in _item_bodies(tree.root_node):
             if not _holds_items(parser, source[body.start_byte + 1: body.end_byte - 1]):
                 continue
             if buffer is None:

@@ -22,7 +22,7 @@ from repomap.languages import LANGUAGES, grammar_versions
 from repomap.tags import FileTags
 from repomap.walk import RACY_NS
 
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 """Bump when the stored format or the extraction changes; old cache files are then left unused."""
 
 BINARY = b"binary"
@@ -105,7 +105,7 @@ def decode_core(core: bytes) -> FileTags:
 
 def tags_version() -> str:
     """What the tags of a file depend on besides its bytes: this cache version and a digest of the grammar and
-    query versions (`v5-1a2b3c4d5e6f`). Anything stored from tags is keyed by it too."""
+    query versions (`v6-1a2b3c4d5e6f`). Anything stored from tags is keyed by it too."""
     digest = hashlib.blake2b(grammar_versions().encode(), digest_size=6).hexdigest()
     return f"v{CACHE_VERSION}-{digest}"
 

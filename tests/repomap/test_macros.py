@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from repomap._macros import unwrap_item_macros
+from repomap.languages import grammar
 from repomap.tags import extract_tags
 
 RUST = b"""use crate::runtime;
@@ -70,3 +72,10 @@ def test_macros_in_expressions_leave_the_function_as_it_was():
     defs = _defs(RUST)
     assert ("body", "function", 27, 32) in defs
     assert not [d for d in defs if d[2] > 27]
+
+
+def test_an_invocation_cut_short_keeps_every_byte_it_has():
+    source = b"cfg_rt! {\n    fn a() {}\n    struct S;;"
+    parser = grammar("rust").parser
+    unwrapped, _ = unwrap_item_macros(source, parser.parse(source), parser)
+    assert unwrapped == source
