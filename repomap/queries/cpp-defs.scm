@@ -6,10 +6,17 @@
 (union_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.struct
 (enum_specifier name: (type_identifier) @name body: (enumerator_list)) @def.enum
 (function_definition declarator: (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name) (destructor_name)] @name)) @def.function
+;; A function returning a pointer or a reference (`const Char* parse(...)`, `T& get()`, `T** table()`): its
+;; declarator wraps the function declarator in one or two pointer or reference declarators.
 (function_definition
-  declarator: [(pointer_declarator) (reference_declarator)
-    (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name)] @name)]) @def.function
+  declarator: [(pointer_declarator declarator: (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name) (destructor_name)] @name))
+               (reference_declarator (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name) (destructor_name)] @name))
+               (pointer_declarator declarator: [(pointer_declarator declarator: (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name) (destructor_name)] @name))
+                                                (reference_declarator (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name) (destructor_name)] @name))])
+               (reference_declarator (pointer_declarator declarator: (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name) (destructor_name)] @name)))]) @def.function
 (field_declaration declarator: (function_declarator declarator: (field_identifier) @name)) @def.method
+(field_declaration declarator: [(pointer_declarator declarator: (function_declarator declarator: (field_identifier) @name))
+                                (reference_declarator (function_declarator declarator: (field_identifier) @name))]) @def.method
 (declaration declarator: (function_declarator declarator: (qualified_identifier) @name)) @def.function
 (type_definition declarator: (type_identifier) @name) @def.type
 (alias_declaration name: (type_identifier) @name) @def.type

@@ -257,3 +257,13 @@ def test_typescript_reads_member_assignments_and_object_members_as_javascript_do
 def test_a_template_specialization_is_a_definition_whose_members_it_qualifies():
     source = b"template <typename Char> struct formatter<weekday, Char> {\n  auto parse(int x) { return x; }\n};\n"
     assert _qualnames(source, "cpp") == [("formatter", 1), ("formatter.parse", 2)]
+
+
+def test_a_cpp_function_returning_a_pointer_or_a_reference_is_a_definition():
+    source = (b"template <typename Char>\nconst Char* parse_format(const Char* begin) {\n  return begin;\n}\n"
+              b"std::ostream& operator<<(std::ostream& os, Tag t) { return os; }\n"
+              b"int& Foo::get() { return x_; }\n"
+              b"char** table() { return 0; }\n"
+              b"struct S {\n  S& self();\n  T& ref() { return t; }\n};\n")
+    assert _qualnames(source, "cpp") == [("parse_format", 2), ("operator<<", 5), ("Foo.get", 6), ("table", 7),
+                                         ("S", 8), ("S.self", 9), ("S.ref", 10)]
