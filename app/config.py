@@ -183,7 +183,7 @@ class Settings(BaseSettings):
 
     @property
     def trees_dir(self) -> Path:
-        """Per-commit read-only trees (`git archive` output)."""
+        """Per-commit read-only trees (`git archive` output, export attributes off: `app.git_export`)."""
         return self.data_dir / "trees"
 
     def webhook_secret(self, provider: str) -> str | None:

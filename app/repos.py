@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.config import Settings
+from app.git_export import EXACT_TREE_SUFFIX, archive_command
 from app.views import RepoView
 
 _GIT_TIMEOUT_S = 600.0
@@ -79,7 +80,7 @@ def _safe(name: str) -> str:
 
 def tree_path(settings: Settings, repo_name: str, commit: str) -> Path:
     """Where the read-only tree of `repo_name` at `commit` lives in the tree cache."""
-    return Path(settings.trees_dir) / _safe(repo_name) / commit
+    return Path(settings.trees_dir) / _safe(repo_name) / f"{commit}{EXACT_TREE_SUFFIX}"
 
 
 def git_dir_of(path: Path) -> Path | None:
@@ -113,12 +114,10 @@ def _archive(git_dir: Path, commit: str, dest: Path) -> None:
         return
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}-", dir=dest.parent))
+    scratch = tempfile.TemporaryDirectory(prefix="bugsleuth-export-")
     try:
-        proc = subprocess.Popen(
-            ["git", f"--git-dir={git_dir}", "archive", "--format=tar", commit],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        cmd, env = archive_command(git_dir, commit, Path(scratch.name), env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         assert proc.stdout is not None
         with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
             tar.extractall(tmp, filter=_data_or_skip)
@@ -131,6 +130,7 @@ def _archive(git_dir: Path, commit: str, dest: Path) -> None:
             if not dest.is_dir():
                 raise
     finally:
+        scratch.cleanup()
         if tmp.exists():
             _make_writable(tmp)
             shutil.rmtree(tmp, ignore_errors=True)

@@ -1,6 +1,7 @@
 """Materialize the tree of a repository at one commit into a shared, read-only cache.
 
-Layout: `<cache>/<owner>__<name>/<commit>/`. A tree is extracted into a temporary sibling directory and
+Layout: `<cache>/<owner>__<name>/<commit>-exact/` (`app.git_export`: the commit's files whatever its export
+attributes say). A tree is extracted into a temporary sibling directory and
 renamed into place, so a directory that exists is always complete. Blobs missing from a partial clone
 (large files left out of a snapshot) are listed first and excluded, so the rest of the tree still arrives.
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.evaluation.errors import EvalInputError, EvalSetupError
+from app.git_export import EXACT_TREE_SUFFIX, archive_command
 
 DEFAULT_CACHE_DIRS = (Path("/work/bench-cache/trees"),)
 """Shared caches used when they exist and nothing else is configured."""
@@ -53,7 +55,7 @@ class TreeCache:
         owner, _, name = repo.partition("/")
         if not owner or not name or "/" in name or owner.startswith("."):
             raise EvalInputError(f"repository {repo!r} is not of the form owner/name")
-        return self.root / f"{owner}__{name}" / commit
+        return self.root / f"{owner}__{name}" / f"{commit}{EXACT_TREE_SUFFIX}"
 
     def materialize(self, repo: str, git_dir: Path, commit: str) -> Tree:
         """The tree of `repo` at `commit`, extracting it from `git_dir` unless it is already cached."""
@@ -124,11 +126,10 @@ class TreeCache:
         return done.stdout.strip()
 
     def _extract(self, git_dir: Path, commit: str, missing: list[str], dest: Path) -> None:
-        cmd = [self._git, "--git-dir", str(git_dir), "archive", "--format=tar", commit]
-        if missing:
-            cmd += ["--", "."] + [f":(exclude,literal){path}" for path in missing]
-        with tempfile.TemporaryFile() as archive:
-            done = subprocess.run(cmd, stdout=archive, stderr=subprocess.PIPE, check=False, env=_git_env())
+        pathspec = ["."] + [f":(exclude,literal){path}" for path in missing] if missing else []
+        with tempfile.TemporaryFile() as archive, tempfile.TemporaryDirectory(prefix="bugsleuth-export-") as scratch:
+            cmd, env = archive_command(git_dir, commit, Path(scratch), git=self._git, pathspec=pathspec, env=_git_env())
+            done = subprocess.run(cmd, stdout=archive, stderr=subprocess.PIPE, check=False, env=env)
             if done.returncode != 0:
                 raise EvalSetupError(
                     f"git archive {commit} in {git_dir} failed: {done.stderr.decode(errors='replace').strip()}"

@@ -145,7 +145,7 @@ async def test_an_investigation_brings_the_trees_under_their_cap(base_settings, 
         inv = (await svc.client.post("/api/reports", json=REPORT)).json()["id"]
         await svc.wait_status(inv, ("done",))
         assert not old.exists()
-        assert [t.path.name for t in cached_trees(svc.settings)] == [commits["head"]]
+        assert [t.path.name for t in cached_trees(svc.settings)] == [f"{commits['head']}-exact"]
 
 
 def test_cache_show_and_prune_from_the_command_line(monkeypatch, tmp_path, fixture_repo):

@@ -211,7 +211,7 @@ def test_missing_investigate_callable_is_a_clear_error(bench):
 def test_prepare_only_materializes_trees_without_investigating(bench):
     done = run_eval(bench, "--prepare-only")
     assert done.exit_code == 0, done.output
-    assert sorted(p.name for p in (bench["cache"] / "acme__calc").iterdir()) == sorted(bench["commits"][1:])
+    assert sorted(p.name for p in (bench["cache"] / "acme__calc").iterdir()) == sorted(f"{c}-exact" for c in bench["commits"][1:])
     assert not stub_calls(bench)
     assert not (bench["out"] / "results.jsonl").exists()
 

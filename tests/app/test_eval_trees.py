@@ -24,7 +24,7 @@ def test_tree_holds_the_files_of_its_commit(tmp_path, repo):
     cache = TreeCache(tmp_path / "trees")
     old = cache.materialize("acme/calc", repo_dir, commits[0])
     new = cache.materialize("acme/calc", repo_dir, commits[2])
-    assert old.path == tmp_path / "trees" / "acme__calc" / commits[0]
+    assert old.path == tmp_path / "trees" / "acme__calc" / f"{commits[0]}-exact"
     assert (old.path / "pkg" / "core.py").read_text() == fx.CORE_V1
     assert not (old.path / "pkg" / "util.py").exists()
     assert (new.path / "pkg" / "core.py").read_text() == fx.CORE_V2
@@ -79,7 +79,7 @@ def test_the_bench_scripts_take_a_tree_whose_snapshot_left_a_blob_out(tmp_path, 
     monkeypatch.setattr(bench_trees, "MIRRORS", tmp_path / "mirrors")
     monkeypatch.setattr(bench_trees, "TREES", tmp_path / "trees")
     root = bench_trees.ensure_tree("acme/calc", commits[1])
-    assert root == tmp_path / "trees" / "acme__calc" / commits[1]
+    assert root == tmp_path / "trees" / "acme__calc" / f"{commits[1]}-exact"
     assert not (root / "data.txt").exists()
     assert (root / "pkg" / "util.py").read_text() == fx.UTIL
     assert (root / "pkg" / "util.py").stat().st_mode & stat.S_IWUSR  # bench_repomap edits a copy of a tree

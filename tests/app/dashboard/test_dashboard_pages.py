@@ -17,6 +17,7 @@ from typing import Any
 from starlette.testclient import TestClient
 
 from app import cookies, security, service, store
+from app.repos import tree_path
 from app.config import Settings
 from app.main import create_app
 from schemas import Diagnosis
@@ -355,7 +356,7 @@ def test_citations_link_to_the_lines_at_the_commit_and_read_the_materialized_tre
     commit = "0123456789abcdef0123456789abcdef01234567"
     with dashboard_client(tmp_path, jobs="none") as client:
         runtime = client.runtime
-        tree = Path(runtime.settings.trees_dir) / "octo__calc" / commit / "calc"
+        tree = tree_path(runtime.settings, "octo/calc", commit) / "calc"
         tree.mkdir(parents=True)
         (tree / "stats.py").write_text(STATS_PY)
 

@@ -1,0 +1,53 @@
+"""`git archive` that writes a commit's tree as a checkout of it holds it.
+
+`git archive` obeys the export attributes of the tree it writes: a path the project's `.gitattributes` marks
+`export-ignore` (its tests, its CI, the `.gitattributes` itself) is left out of the archive, and a file marked
+`export-subst` has its `$Format:...$` placeholders replaced. Both are meant for release tarballs; an investigation
+must see the commit's files as they are. The command runs against a throwaway git directory that borrows the
+repository's objects (`GIT_ALTERNATE_OBJECT_DIRECTORIES`) and whose `info/attributes`, which outranks every
+`.gitattributes`, switches both attributes off. Nothing is written into the repository's own git directory.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+__all__ = ("EXACT_TREE_SUFFIX", "archive_command")
+
+EXACT_TREE_SUFFIX = "-exact"
+"""Appended to a cached tree's directory name: trees written before export attributes were switched off (which
+may lack files) are not reused."""
+
+_OVERRIDE = "* -export-ignore -export-subst\n"
+_REPOSITORY_VARS = ("GIT_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_INDEX_FILE",
+                    "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_NAMESPACE")
+"""Variables that would point git at another repository than the throwaway one."""
+
+
+def _objects_dir(git: str, git_dir: Path) -> Path:
+    """Where `git_dir` keeps its objects (a linked worktree's git directory keeps them in its common directory)."""
+    done = subprocess.run([git, f"--git-dir={git_dir}", "rev-parse", "--git-path", "objects"],
+                          capture_output=True, text=True, check=False, timeout=60)
+    path = Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else Path("objects")
+    return path if path.is_absolute() else (git_dir / path).resolve()
+
+
+def archive_command(git_dir: Path, commit: str, scratch: Path, *, git: str = "git", pathspec: Sequence[str] = (),
+                    env: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """The `git archive --format=tar` command and environment (from `env`, default the process's) that write
+    `commit` of `git_dir` whole, through a throwaway git directory made in the empty directory `scratch` (which
+    must outlive the command)."""
+    shadow = scratch / "git"
+    for sub in ("objects", "refs", "info"):
+        (shadow / sub).mkdir(parents=True, exist_ok=True)
+    (shadow / "HEAD").write_text("ref: refs/heads/main\n", encoding="ascii")
+    (shadow / "info" / "attributes").write_text(_OVERRIDE, encoding="ascii")
+    out = {k: v for k, v in (os.environ if env is None else env).items() if k not in _REPOSITORY_VARS}
+    out["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(_objects_dir(git, git_dir))
+    cmd = [git, f"--git-dir={shadow}", "archive", "--format=tar", commit]
+    if pathspec:
+        cmd += ["--", *pathspec]
+    return cmd, out

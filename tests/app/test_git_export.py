@@ -1,0 +1,65 @@
+"""A commit's tree is written whole: export attributes meant for release tarballs leave nothing out."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app.config import Settings
+from app.evaluation.trees import TreeCache
+from app.repos import prepare_tree_sync
+from app.views import RepoView
+from tests.app import _eval_repo as fx
+
+ATTRIBUTES = ".gitattributes export-ignore\ntests/ export-ignore\ntests/** export-ignore\nversion.txt export-subst\n"
+
+
+@pytest.fixture
+def exported(tmp_path) -> tuple[Path, str]:
+    """A repository whose `.gitattributes` hides its tests and itself from `git archive` and substitutes a file."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "tests" / "test_core.py").write_text(fx.TEST)
+    (repo / "core.py").write_text(fx.CORE_V1)
+    (repo / "version.txt").write_text("commit $Format:%H$\n")
+    (repo / ".gitattributes").write_text(ATTRIBUTES)
+    fx.git(repo, "init", "-q", "-b", "main")
+    fx.git(repo, "add", "-A")
+    fx.git(repo, "commit", "-q", "-m", "first")
+    return repo, fx.git(repo, "rev-parse", "HEAD")
+
+
+def _plain_archive_names(repo: Path, commit: str) -> list[str]:
+    listing = subprocess.run(f"git archive --format=tar {commit} | tar t", shell=True, cwd=repo,
+                             capture_output=True, text=True, check=True).stdout
+    return listing.split()
+
+
+def _assert_whole(root: Path) -> None:
+    assert (root / "tests" / "test_core.py").read_text() == fx.TEST
+    assert (root / ".gitattributes").read_text() == ATTRIBUTES
+    assert (root / "version.txt").read_text() == "commit $Format:%H$\n"
+
+
+def test_plain_git_archive_would_leave_the_tests_out(exported):
+    repo, commit = exported
+    names = _plain_archive_names(repo, commit)
+    assert "core.py" in names and not any(n.startswith("tests") for n in names)
+
+
+def test_the_eval_tree_holds_the_files_export_attributes_hide(tmp_path, exported):
+    repo, commit = exported
+    tree = TreeCache(tmp_path / "trees").materialize("acme/exp", repo / ".git", commit)
+    _assert_whole(tree.path)
+    assert not list((repo / ".git").glob("info/attributes"))  # nothing written into the repository
+
+
+def test_the_service_tree_holds_the_files_export_attributes_hide(tmp_path, exported):
+    repo, commit = exported
+    view = RepoView(name="acme/exp", location=str(repo), kind="path", default_ref=None,
+                    created_at="2026-01-01T00:00:00Z")
+    prepared = prepare_tree_sync(Settings(data_dir=tmp_path / "data", register_self=False), view, None)
+    assert prepared.commit == commit and prepared.root.name == f"{commit}-exact"
+    _assert_whole(prepared.root)
