@@ -19,16 +19,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from funnel.localize.corpus import (
-    Corpus,
-    SymbolSpan,
-    count_file,
-    declares_version,
-    is_generated,
-    regex_definitions,
-    spans_of,
-    vendored_paths,
-)
+from funnel.localize.corpus import Corpus, SymbolSpan, count_file, regex_definitions, spans_of
 from funnel.localize.corpus_index import (
     GENERATED,
     OWN_VERSION,
@@ -40,6 +31,7 @@ from funnel.localize.corpus_index import (
     IndexStats,
     index_path,
 )
+from funnel.localize.foreign import declares_version, generated_paths, is_generated, vendored_paths
 from funnel.tools._rg import find_rg
 from repomap.gate import Gate, Refused
 from repomap.languages import is_text_source
@@ -152,7 +144,7 @@ class IndexedCorpus(Corpus):
         self._records: dict[int, tuple[dict[str, int], list[dict[str, int]], list[SymbolSpan]]] = {}
         docs = [_Doc(p, rows[p][1], rows[p][0], self) for p in kept]
         super().__init__(root, docs, _Texts(gate, dict.fromkeys(kept, 0), max_file_bytes))  # type: ignore[arg-type]
-        self._generated = frozenset(p for p in kept if rows[p][2] & GENERATED)
+        self._generated = generated_paths(root, kept, [p for p in kept if rows[p][2] & GENERATED])
         self._vendored = vendored_paths(root, kept, [p for p in kept if rows[p][2] & OWN_VERSION])
         self._names_view = _Names(self)
 

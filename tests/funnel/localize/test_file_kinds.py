@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from funnel.localize.corpus import Corpus, is_generated
+from funnel.localize.corpus import Corpus
+from funnel.localize.foreign import is_generated
 from funnel.localize.rank import RankConfig, rank
 from funnel.localize.signals import is_doc, is_test_definition, is_tooling
 from repomap import build_repo_map

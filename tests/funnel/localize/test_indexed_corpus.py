@@ -158,3 +158,11 @@ def test_an_index_of_definitions_from_other_tags_is_stale_though_no_byte_changed
     monkeypatch.setattr(tags_cache, "CACHE_VERSION", tags_cache.CACHE_VERSION + 1)
     assert index_path(cache, root) != before
     assert stale_index_files(cache) == [before]
+
+
+def test_the_indexed_corpus_follows_the_projects_gitattributes_as_the_in_memory_one(tmp_path, monkeypatch):
+    attributes = "pkg/timesince.py linguist-vendored\npkg/sub/** -linguist-vendored\npkg/gen_parser.py -linguist-generated\n"
+    root = _write(tmp_path / "repo", PY_REPO | {".gitattributes": attributes})
+    memory, indexed, _, _ = _both(root, tmp_path / "cache", PY_REPORT, monkeypatch)
+    assert indexed.generated == memory.generated == frozenset()
+    assert indexed.vendored == memory.vendored == {"pkg/timesince.py"}
