@@ -48,7 +48,11 @@ def _blobs(git_dir: Path, ref: str) -> list[tuple[str, bytes]]:
     out, pos = [], 0
     for path in paths:
         header_end = batch.index(b"\n", pos)
-        size = int(batch[pos:header_end].split()[2])
+        header = batch[pos:header_end].split()
+        if header[-1] == b"missing":  # a blob a partial snapshot left out
+            pos = header_end + 1
+            continue
+        size = int(header[2])
         out.append((path, batch[header_end + 1: header_end + 1 + size]))
         pos = header_end + 1 + size + 1
     return out
