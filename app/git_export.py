@@ -35,6 +35,14 @@ def _objects_dir(git: str, git_dir: Path) -> Path:
     return path if path.is_absolute() else (git_dir / path).resolve()
 
 
+def _alternate(objects: Path) -> str:
+    """One entry of `GIT_ALTERNATE_OBJECT_DIRECTORIES`, a `:`-separated list: C-quoted when the path holds a `:`."""
+    text = str(objects)
+    if ":" not in text and not text.startswith('"'):
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def archive_command(git_dir: Path, commit: str, scratch: Path, *, git: str = "git", pathspec: Sequence[str] = (),
                     env: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
     """The `git archive --format=tar` command and environment (from `env`, default the process's) that write
@@ -46,7 +54,7 @@ def archive_command(git_dir: Path, commit: str, scratch: Path, *, git: str = "gi
     (shadow / "HEAD").write_text("ref: refs/heads/main\n", encoding="ascii")
     (shadow / "info" / "attributes").write_text(_OVERRIDE, encoding="ascii")
     out = {k: v for k, v in (os.environ if env is None else env).items() if k not in _REPOSITORY_VARS}
-    out["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(_objects_dir(git, git_dir))
+    out["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = _alternate(_objects_dir(git, git_dir))
     cmd = [git, f"--git-dir={shadow}", "archive", "--format=tar", commit]
     if pathspec:
         cmd += ["--", *pathspec]

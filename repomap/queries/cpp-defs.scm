@@ -6,6 +6,8 @@
 (union_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.struct
 (enum_specifier name: (type_identifier) @name body: (enumerator_list)) @def.enum
 (function_definition declarator: (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name) (destructor_name)] @name)) @def.function
+;; An explicit specialization of a function template (`template <> constexpr auto num_bits<int128>() -> int`).
+(function_definition declarator: (function_declarator declarator: (template_function name: (identifier) @name))) @def.function
 ;; A function returning a pointer or a reference (`const Char* parse(...)`, `T& get()`, `T** table()`): its
 ;; declarator wraps the function declarator in one or two pointer or reference declarators.
 (function_definition

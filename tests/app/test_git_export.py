@@ -63,3 +63,12 @@ def test_the_service_tree_holds_the_files_export_attributes_hide(tmp_path, expor
     prepared = prepare_tree_sync(Settings(data_dir=tmp_path / "data", register_self=False), view, None)
     assert prepared.commit == commit and prepared.root.name == f"{commit}-exact"
     _assert_whole(prepared.root)
+
+
+def test_a_repository_whose_path_holds_a_colon_is_read_whole(tmp_path, exported):
+    repo, commit = exported
+    odd = tmp_path / "a:b" / "repo"
+    odd.parent.mkdir()
+    repo.rename(odd)
+    tree = TreeCache(tmp_path / "trees").materialize("acme/exp", odd / ".git", commit)
+    _assert_whole(tree.path)

@@ -259,11 +259,12 @@ def test_a_template_specialization_is_a_definition_whose_members_it_qualifies():
     assert _qualnames(source, "cpp") == [("formatter", 1), ("formatter.parse", 2)]
 
 
-def test_a_cpp_function_returning_a_pointer_or_a_reference_is_a_definition():
+def test_a_cpp_function_returning_a_pointer_or_a_reference_or_specializing_a_template_is_a_definition():
     source = (b"template <typename Char>\nconst Char* parse_format(const Char* begin) {\n  return begin;\n}\n"
               b"std::ostream& operator<<(std::ostream& os, Tag t) { return os; }\n"
               b"int& Foo::get() { return x_; }\n"
               b"char** table() { return 0; }\n"
-              b"struct S {\n  S& self();\n  T& ref() { return t; }\n};\n")
+              b"struct S {\n  S& self();\n  T& ref() { return t; }\n};\n"
+              b"template <> constexpr auto num_bits<int128>() -> int { return 128; }\n")
     assert _qualnames(source, "cpp") == [("parse_format", 2), ("operator<<", 5), ("Foo.get", 6), ("table", 7),
-                                         ("S", 8), ("S.self", 9), ("S.ref", 10)]
+                                         ("S", 8), ("S.self", 9), ("S.ref", 10), ("num_bits", 12)]
