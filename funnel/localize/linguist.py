@@ -84,7 +84,9 @@ def _rules(text: str, attribute: str) -> list[tuple[tuple[RuleGroup, ...], bool 
 
 
 def declared(root: Path, paths: Iterable[str], attribute: Attribute) -> Declared:
-    """Which of `paths` the root `.gitattributes` of `root` declares with `attribute` set, and which unset."""
+    """Which of `paths` the root `.gitattributes` of `root` declares with `attribute` set, and which unset. A
+    declaration that would set it on more than half of `paths` is a correction of GitHub's language statistics
+    (`*.js linguist-vendored` in a project written in JavaScript), not a statement about the code: it sets none."""
     source = root / ".gitattributes"
     try:
         if not source.is_file() or source.is_symlink() or source.stat().st_size > _MAX_BYTES:
@@ -95,6 +97,7 @@ def declared(root: Path, paths: Iterable[str], attribute: Attribute) -> Declared
     if attribute not in text:
         return Declared()
     rules = _rules(text, attribute)
+    paths = list(paths)
     on: set[str] = set()
     off: set[str] = set()
     for path in paths:
@@ -106,4 +109,6 @@ def declared(root: Path, paths: Iterable[str], attribute: Attribute) -> Declared
             on.add(path)
         elif state is False:
             off.add(path)
+    if len(on) * 2 > len(paths):  # `*.js linguist-vendored` corrects GitHub's language bar; it vendors nothing
+        on.clear()
     return Declared(frozenset(on), frozenset(off))

@@ -41,6 +41,11 @@ def test_false_and_unspecified_and_a_macro_read_as_git_reads_them(tmp_path):
     assert off == {"src/jv.c"}
 
 
+def test_a_declaration_covering_most_of_the_tree_corrects_language_statistics_and_vendors_nothing(tmp_path):
+    on, off = _on_off(tmp_path, "*.c linguist-vendored\nsrc/jv.c -linguist-vendored\n")
+    assert on == set() and off == {"src/jv.c"}
+
+
 def test_no_gitattributes_or_no_linguist_line_declares_nothing(tmp_path):
     assert declared(tmp_path, PATHS, "linguist-vendored").on == frozenset()
     assert _on_off(tmp_path, "* text=auto\n*.png binary\n") == (set(), set())
