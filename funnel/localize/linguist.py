@@ -11,6 +11,7 @@ like `.gitignore` patterns, a later line overrides an earlier one, `attr` / `att
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -60,10 +61,16 @@ def _state(token: str, attribute: str, macros: dict[str, list[str]], depth: int 
     return ""
 
 
-def _rules(text: str, attribute: str) -> list[tuple[tuple[RuleGroup, ...], bool | None]]:
-    """The lines of a `.gitattributes` that speak of `attribute`, in order, as (compiled pattern, state)."""
+_Rule = tuple[str, tuple[RuleGroup, ...], bool | None]
+"""A line that speaks of the attribute: its pattern, the pattern compiled, the state it gives."""
+_WHOLE_LANGUAGE = re.compile(r"\*\.[\w+-]+")
+"""A pattern naming every file of one extension (`*.js`), not a copy of someone else's code (`*.min.js`, `lib/**`)."""
+
+
+def _rules(text: str, attribute: str) -> list[_Rule]:
+    """The lines of a `.gitattributes` that speak of `attribute`, in order."""
     macros: dict[str, list[str]] = {}
-    rules: list[tuple[tuple[RuleGroup, ...], bool | None]] = []
+    rules: list[_Rule] = []
     for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
@@ -79,14 +86,17 @@ def _rules(text: str, attribute: str) -> list[tuple[tuple[RuleGroup, ...], bool 
             continue
         states = [s for s in (_state(t, attribute, macros) for t in tokens) if s != ""]
         if states:
-            rules.append((compile_patterns([pattern]), states[-1]))
+            rules.append((pattern, compile_patterns([pattern]), states[-1]))
     return rules
 
 
+def _matches(rule: _Rule, path: str) -> bool:
+    return any(g.matches(path, False) for g in rule[1])
+
+
 def declared(root: Path, paths: Iterable[str], attribute: Attribute) -> Declared:
-    """Which of `paths` the root `.gitattributes` of `root` declares with `attribute` set, and which unset. A
-    declaration that would set it on more than half of `paths` is a correction of GitHub's language statistics
-    (`*.js linguist-vendored` in a project written in JavaScript), not a statement about the code: it sets none."""
+    """Which of `paths` the root `.gitattributes` of `root` declares with `attribute` set, and which unset (a line
+    that only corrects GitHub's language statistics left out)."""
     source = root / ".gitattributes"
     try:
         if not source.is_file() or source.is_symlink() or source.stat().st_size > _MAX_BYTES:
@@ -96,19 +106,25 @@ def declared(root: Path, paths: Iterable[str], attribute: Attribute) -> Declared
         return Declared()
     if attribute not in text:
         return Declared()
-    rules = _rules(text, attribute)
     paths = list(paths)
+    rules = [r for r in _rules(text, attribute) if not _corrects_statistics(r, paths)]
     on: set[str] = set()
     off: set[str] = set()
     for path in paths:
         state = None
-        for groups, rule_state in rules:
-            if any(g.matches(path, False) for g in groups):
-                state = rule_state
+        for rule in rules:
+            if _matches(rule, path):
+                state = rule[2]
         if state is True:
             on.add(path)
         elif state is False:
             off.add(path)
-    if len(on) * 2 > len(paths):  # `*.js linguist-vendored` corrects GitHub's language bar; it vendors nothing
-        on.clear()
     return Declared(frozenset(on), frozenset(off))
+
+
+def _corrects_statistics(rule: _Rule, paths: list[str]) -> bool:
+    """A line setting the attribute on a whole language that makes up more than half of the tree (`*.js
+    linguist-vendored` in a project written in JavaScript): it corrects GitHub's language bar, not the code."""
+    if rule[2] is not True or not _WHOLE_LANGUAGE.fullmatch(rule[0]):
+        return False
+    return sum(1 for p in paths if _matches(rule, p)) * 2 > len(paths)

@@ -41,9 +41,14 @@ def test_false_and_unspecified_and_a_macro_read_as_git_reads_them(tmp_path):
     assert off == {"src/jv.c"}
 
 
-def test_a_declaration_covering_most_of_the_tree_corrects_language_statistics_and_vendors_nothing(tmp_path):
-    on, off = _on_off(tmp_path, "*.c linguist-vendored\nsrc/jv.c -linguist-vendored\n")
-    assert on == set() and off == {"src/jv.c"}
+def test_a_whole_language_declared_vendored_corrects_language_statistics_and_vendors_nothing(tmp_path):
+    on, off = _on_off(tmp_path, "*.c linguist-vendored\nsrc/jv.c -linguist-vendored\nlib/** linguist-vendored\n")
+    assert on == {"lib/gen/api.js"} and off == {"src/jv.c"}
+
+
+def test_a_directory_declared_vendored_counts_however_much_of_the_tree_it_holds(tmp_path):
+    on, _ = _on_off(tmp_path, "src/** linguist-vendored\n*.js linguist-vendored\n")
+    assert on == {p for p in PATHS if p.startswith("src/") or p.endswith(".js")}
 
 
 def test_no_gitattributes_or_no_linguist_line_declares_nothing(tmp_path):
