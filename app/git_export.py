@@ -28,7 +28,9 @@ _REPOSITORY_VARS = ("GIT_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIR
 
 
 def _objects_dir(git: str, git_dir: Path) -> Path:
-    """Where `git_dir` keeps its objects (a linked worktree's git directory keeps them in its common directory)."""
+    """Where `git_dir` keeps its objects (a linked worktree's git directory keeps them in its common directory), as
+    an absolute path: the archive runs with another git directory, so a relative one would point nowhere."""
+    git_dir = git_dir.resolve()  # git answers relative to the working directory when asked with a relative one
     done = subprocess.run([git, f"--git-dir={git_dir}", "rev-parse", "--git-path", "objects"],
                           capture_output=True, text=True, check=False, timeout=60)
     path = Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else Path("objects")

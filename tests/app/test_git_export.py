@@ -72,3 +72,18 @@ def test_a_repository_whose_path_holds_a_colon_is_read_whole(tmp_path, exported)
     repo.rename(odd)
     tree = TreeCache(tmp_path / "trees").materialize("acme/exp", odd / ".git", commit)
     _assert_whole(tree.path)
+
+
+def test_a_repository_named_by_a_relative_path_is_read_whole(tmp_path, exported, monkeypatch):
+    repo, commit = exported
+    monkeypatch.chdir(tmp_path)
+    tree = TreeCache(tmp_path / "trees").materialize("acme/exp", Path("repo") / ".git", commit)
+    _assert_whole(tree.path)
+
+
+def test_a_linked_worktree_is_read_whole_from_its_common_objects(tmp_path, exported):
+    repo, commit = exported
+    fx.git(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "linked"), commit)
+    git_dir = repo / ".git" / "worktrees" / "linked"
+    tree = TreeCache(tmp_path / "trees").materialize("acme/exp", git_dir, commit)
+    _assert_whole(tree.path)
