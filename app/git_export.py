@@ -45,16 +45,36 @@ def _alternate(objects: Path) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+_PROMISOR_KEYS = r"^(extensions\.partialclone|remote\..*\.(url|promisor|partialclonefilter))$"
+"""What makes a partial clone's missing blobs fetchable from its promisor remote."""
+
+
+def _lend_promisor(git: str, git_dir: Path, shadow: Path) -> None:
+    """Give the throwaway git directory the partial-clone settings of `git_dir`, if it has any, so a blob the clone
+    never fetched is fetched as `git archive` in the clone itself would (into the throwaway directory, unless the
+    caller forbids lazy fetching with `GIT_NO_LAZY_FETCH`)."""
+    done = subprocess.run([git, f"--git-dir={git_dir}", "config", "--get-regexp", _PROMISOR_KEYS],
+                          capture_output=True, text=True, check=False, timeout=60)
+    pairs = [line.split(" ", 1) for line in done.stdout.splitlines() if " " in line]
+    if not any(key == "extensions.partialclone" or key.endswith(".promisor") for key, _ in pairs):
+        return
+    config = str(shadow / "config")
+    for key, value in [("core.repositoryformatversion", "1"), *pairs]:
+        subprocess.run([git, "config", "--file", config, key, value], capture_output=True, check=True, timeout=60)
+
+
 def archive_command(git_dir: Path, commit: str, scratch: Path, *, git: str = "git", pathspec: Sequence[str] = (),
                     env: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
     """The `git archive --format=tar` command and environment (from `env`, default the process's) that write
     `commit` of `git_dir` whole, through a throwaway git directory made in the empty directory `scratch` (which
-    must outlive the command)."""
+    must outlive the command). A partial clone lends its promisor remote too, so the blobs it never fetched arrive
+    as they would for `git archive` in the clone itself."""
     shadow = scratch / "git"
     for sub in ("objects", "refs", "info"):
         (shadow / sub).mkdir(parents=True, exist_ok=True)
     (shadow / "HEAD").write_text("ref: refs/heads/main\n", encoding="ascii")
     (shadow / "info" / "attributes").write_text(_OVERRIDE, encoding="ascii")
+    _lend_promisor(git, git_dir, shadow)
     out = {k: v for k, v in (os.environ if env is None else env).items() if k not in _REPOSITORY_VARS}
     out["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = _alternate(_objects_dir(git, git_dir))
     cmd = [git, f"--git-dir={shadow}", "archive", "--format=tar", commit]

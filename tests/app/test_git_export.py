@@ -87,3 +87,14 @@ def test_a_linked_worktree_is_read_whole_from_its_common_objects(tmp_path, expor
     git_dir = repo / ".git" / "worktrees" / "linked"
     tree = TreeCache(tmp_path / "trees").materialize("acme/exp", git_dir, commit)
     _assert_whole(tree.path)
+
+
+def test_a_partial_clone_fetches_the_blobs_it_never_had_as_plain_git_archive_would(tmp_path, exported):
+    repo, commit = exported
+    fx.git(repo, "config", "uploadpack.allowfilter", "true")
+    partial = tmp_path / "partial.git"
+    fx.git(tmp_path, "clone", "-q", "--bare", "--filter=blob:none", f"file://{repo}", str(partial))
+    view = RepoView(name="acme/partial", location=str(partial), kind="path", default_ref=None,
+                    created_at="2026-01-01T00:00:00Z")
+    prepared = prepare_tree_sync(Settings(data_dir=tmp_path / "data", register_self=False), view, None)
+    _assert_whole(prepared.root)
