@@ -14,13 +14,13 @@ conversion operators, code a macro hides from the parser.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.build_monorepo import read_blobs, tracked_files  # noqa: E402
 from repomap.languages import grammar, language_for  # noqa: E402
 from repomap.tags import extract_tags  # noqa: E402
 
@@ -38,26 +38,6 @@ _BODIES = {
 """The syntax nodes that hold a function body (and Python's classes), per language."""
 
 
-def _blobs(git_dir: Path, ref: str) -> list[tuple[str, bytes]]:
-    """Every file of the tree at `ref`, read with one `git cat-file --batch`."""
-    listing = subprocess.run(["git", "-C", str(git_dir), "ls-tree", "-r", "--name-only", ref],
-                             capture_output=True, text=True, check=True).stdout.split("\n")
-    paths = [p for p in listing if p and language_for(p) is not None]
-    batch = subprocess.run(["git", "-C", str(git_dir), "cat-file", "--batch"], capture_output=True, check=True,
-                           input="".join(f"{ref}:{p}\n" for p in paths).encode()).stdout
-    out, pos = [], 0
-    for path in paths:
-        header_end = batch.index(b"\n", pos)
-        header = batch[pos:header_end].split()
-        if header[-1] == b"missing":  # a blob a partial snapshot left out
-            pos = header_end + 1
-            continue
-        size = int(header[2])
-        out.append((path, batch[header_end + 1: header_end + 1 + size]))
-        pos = header_end + 1 + size + 1
-    return out
-
-
 def _shape(node, language: str) -> str:
     """How a missed body is written: its declarator's node type in C and C++, else its own type."""
     if language in ("c", "cpp"):
@@ -71,7 +51,8 @@ def coverage(git_dir: Path, ref: str, examples: int) -> tuple[Counter, Counter, 
     bodies: Counter = Counter()
     missed: Counter = Counter()
     shown: list[str] = []
-    for path, data in _blobs(git_dir, ref):
+    files = [(blob, path) for blob, path in tracked_files(git_dir, ref) if language_for(path) is not None]
+    for path, data in read_blobs(git_dir, files):
         spec = language_for(path, data)
         if spec is None or spec.name not in _BODIES:
             continue

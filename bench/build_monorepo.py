@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -22,10 +23,10 @@ def mirrors_under(root: Path) -> list[Path]:
     return sorted(p / "repo" for p in root.iterdir() if (p / "repo" / "HEAD").exists())
 
 
-def tracked_files(git_dir: Path) -> list[tuple[str, str]]:
-    """(blob id, path) of every file of HEAD whose blob the snapshot holds."""
+def tracked_files(git_dir: Path, ref: str = "HEAD") -> list[tuple[str, str]]:
+    """(blob id, path) of every file of `ref` whose blob the snapshot holds."""
     listing = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", "HEAD"], capture_output=True, check=True
+        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", ref], capture_output=True, check=True
     ).stdout.decode("utf-8", "surrogateescape")
     entries = []
     for record in listing.split("\0"):
@@ -42,8 +43,8 @@ def tracked_files(git_dir: Path) -> list[tuple[str, str]]:
     return [entry for entry, line in zip(entries, present, strict=True) if not line.endswith("missing")]
 
 
-def write_tree(git_dir: Path, dest: Path, files: list[tuple[str, str]]) -> None:
-    """Write each (blob, path) of `git_dir` under `dest`, streaming the blobs through one `cat-file --batch`."""
+def read_blobs(git_dir: Path, files: list[tuple[str, str]]) -> Iterator[tuple[str, bytes]]:
+    """(path, bytes) of each (blob, path) of `git_dir`, streamed through one `cat-file --batch`."""
     proc = subprocess.Popen(
         ["git", "--git-dir", str(git_dir), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
@@ -55,11 +56,17 @@ def write_tree(git_dir: Path, dest: Path, files: list[tuple[str, str]]) -> None:
         size = int(header[2])
         data = proc.stdout.read(size)
         proc.stdout.read(1)
+        yield path, data
+    proc.stdin.close()
+    proc.wait()
+
+
+def write_tree(git_dir: Path, dest: Path, files: list[tuple[str, str]]) -> None:
+    """Write each (blob, path) of `git_dir` under `dest`."""
+    for path, data in read_blobs(git_dir, files):
         target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-    proc.stdin.close()
-    proc.wait()
 
 
 def main(argv: list[str] | None = None) -> int:
