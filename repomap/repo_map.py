@@ -123,6 +123,8 @@ class _Corpus:
     """The rendered module tree (`repomap.render.module_tree`), computed or read back on first use."""
     text_sources: list[WalkedFile] = field(default_factory=list)
     """Files of languages with no grammar here the walk kept (`TEXT_SOURCE_EXTENSIONS`): listed, not parsed."""
+    attribute_dirs: list[str] = field(default_factory=list)
+    """Directories whose listing holds a `.gitattributes` (`WalkResult.attribute_dirs`)."""
 
 
 class RepoMap:
@@ -246,6 +248,12 @@ class RepoMap:
         found by the same walk and rules as the mapped files, with their size and mtime: not parsed, listed for
         the offline ranking, which reads them as text."""
         return self._corpus.text_sources
+
+    @property
+    def attribute_dirs(self) -> list[str]:
+        """The directories of the walked tree (root-relative, "" for the root) whose listing holds a
+        `.gitattributes`: found by the walk (or its snapshot), so a reader of the attributes probes nothing."""
+        return self._corpus.attribute_dirs
 
     def content_key(self, path: str) -> bytes | None:
         """The content key of one indexed file (a hash of its language and bytes), None when it is not indexed."""
@@ -371,7 +379,7 @@ def build_repo_map(
     stats.skipped = dict(sorted(walked.skipped.items()))
     stats.languages = dict(sorted(languages.items()))
     corpus = _Corpus(root, paths, tags, keys, stats.languages, graph, cache, stats, {p: i for i, p in enumerate(paths)},
-                     text_sources=text_sources)
+                     text_sources=text_sources, attribute_dirs=walked.attribute_dirs)
     repo_map = RepoMap(corpus, _as_focus(focus), token_budget, stats)
     stats.cores_decoded = tags.decoded
     stats.seconds = time.perf_counter() - started

@@ -81,6 +81,9 @@ class WalkResult:
     """Files skipped as `too_large` (a size check, unlike every other skip, can change without a listing change)."""
     linked: bool = False
     """A symlink or a hard-linked file was met: the walk depends on more than these directories' listings."""
+    attribute_dirs: list[str] = field(default_factory=list)
+    """Directories (root-relative, "" for the root) whose listing holds a `.gitattributes`: a reader of the
+    project's attributes opens these instead of probing every directory."""
 
     def skip(self, reason: SkipReason, n: int = 1) -> None:
         """Count `n` entries skipped for `reason`."""
@@ -95,7 +98,7 @@ def read_ignore_file(path: Path) -> list[str] | None:
         data = read_regular(path, rel=str(path), max_bytes=_MAX_RULES_BYTES, follow=True)
     except Refused as refused:
         return [] if refused.reason is Refusal.broken_symlink else None
-    return data.decode("utf-8", errors="replace").splitlines()
+    return data.decode("utf-8-sig", errors="replace").splitlines()  # git skips a byte order mark too
 
 
 class IgnoreRules:
@@ -253,7 +256,10 @@ def walk_files(
             result.skip(SkipReason.unreadable)
             result.linked = True  # may become readable without a listing change above it
             continue
-        rules.note_listing(frame.reldir, [e.name for e in entries])
+        names = [e.name for e in entries]
+        rules.note_listing(frame.reldir, names)
+        if ".gitattributes" in names:
+            result.attribute_dirs.append(frame.reldir)
         subdirs: list[_Frame] = []
         for entry in entries:
             seen += 1

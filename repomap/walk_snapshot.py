@@ -28,7 +28,7 @@ SCHEMA = "CREATE TABLE IF NOT EXISTS walks (root TEXT PRIMARY KEY, data BLOB NOT
 KEEP_WALKS = 64
 """Walk snapshots kept (the most recently used)."""
 
-_VERSION = 1
+_VERSION = 2
 
 
 def snapshot_name(root: str, config: MapConfig, extensions: frozenset[str]) -> str:
@@ -58,7 +58,8 @@ def store(db: sqlite3.Connection, name: str, walked: WalkResult, skipped: dict[s
     files = [(f.path, f.size, f.mtime_ns, keys.get(f.path) if now - f.mtime_ns > RACY_NS else None)
              for f in walked.files]
     data = zlib.compress(pickle.dumps(
-        (_VERSION, walked.dirs, ignores, files, walked.too_large, skipped), protocol=pickle.HIGHEST_PROTOCOL), 1)
+        (_VERSION, walked.dirs, ignores, files, walked.too_large, skipped, walked.attribute_dirs),
+        protocol=pickle.HIGHEST_PROTOCOL), 1)
 
     def statements() -> None:
         db.execute("INSERT OR REPLACE INTO walks (root, data, used_ns) VALUES (?, ?, ?)", (name, data, now))
@@ -76,10 +77,11 @@ def load(db: sqlite3.Connection, name: str, root: str, config: MapConfig
         row = db.execute("SELECT data FROM walks WHERE root = ?", (name,)).fetchone()
         if row is None:
             return None
-        version, dirs, ignores, files, too_large, skipped = pickle.loads(zlib.decompress(row[0]))
+        stored = pickle.loads(zlib.decompress(row[0]))
+        if stored[0] != _VERSION:
+            return None
+        _version, dirs, ignores, files, too_large, skipped, attribute_dirs = stored
     except Exception:  # a damaged or outdated snapshot: walk again
-        return None
-    if version != _VERSION:
         return None
     stat = os.stat
     for path, mtime, ctime in dirs:
@@ -93,7 +95,7 @@ def load(db: sqlite3.Connection, name: str, root: str, config: MapConfig
         return None
     real_root = os.path.realpath(root)
     prefix = str(root).rstrip("/") + "/"
-    walked = WalkResult(skipped=dict(skipped), dirs=dirs, too_large=too_large)
+    walked = WalkResult(skipped=dict(skipped), dirs=dirs, too_large=too_large, attribute_dirs=attribute_dirs)
     known: dict[str, tuple[int, int, bytes]] = {}
     limit = config.max_file_bytes
     for rel, size, mtime, key in files:

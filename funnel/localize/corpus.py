@@ -18,6 +18,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from funnel.localize.foreign import declares_version, generated_paths, is_generated, vendored_paths
+from funnel.localize.linguist import Attributes, Declared, read_attributes
 from funnel.localize.term_cache import TermCache
 from repomap.gate import Gate, Refused
 from repomap.languages import is_text_source
@@ -130,9 +131,12 @@ with no grammar, whose definitions are then found by pattern (`regex_definitions
 class Corpus:
     """Files and symbols of one tree, with their term counts."""
 
-    def __init__(self, root: Path, docs: list[FileDoc], texts: dict[str, str]) -> None:
+    def __init__(self, root: Path, docs: list[FileDoc], texts: dict[str, str],
+                 attribute_dirs: Sequence[str] | None = None) -> None:
         self.root = root
         """Tree root."""
+        self.attribute_dirs = attribute_dirs
+        """Directories holding a `.gitattributes`, when the walk found them (None: looked for on first use)."""
         self.docs = docs
         """Indexed files."""
         self.texts = texts
@@ -201,7 +205,7 @@ class Corpus:
         protoc, ANTLR...): the fix goes into the generator's input, not into its output."""
         if self._generated is None:
             marked = [p for p, t in self.texts.items() if is_generated(t)]
-            self._generated = generated_paths(self.root, list(self.texts), marked)
+            self._generated = generated_paths(marked, self.attributes)
         return self._generated
 
     @property
@@ -211,8 +215,18 @@ class Corpus:
         (`requests/packages/urllib3/`): a fix goes upstream, not into the copy."""
         if self._vendored is None:
             versioned = [p for p, t in self.texts.items() if declares_version(p, t)]
-            self._vendored = vendored_paths(self.root, list(self.texts), versioned)
+            self._vendored = vendored_paths(self.root, list(self.texts), versioned, self.attributes)
         return self._vendored
+
+    @cached_property
+    def attributes(self) -> Attributes:
+        """The tree's `.gitattributes` files that speak for the indexed paths."""
+        return read_attributes(self.root, self.texts, self.attribute_dirs)
+
+    @cached_property
+    def documentation(self) -> Declared:
+        """Paths the project declares documentation (`linguist-documentation`), and those it declares are not."""
+        return self.attributes.declared("linguist-documentation")
 
     @classmethod
     def build(
@@ -224,9 +238,11 @@ class Corpus:
         cache_dir: Path | None = None,
         max_file_bytes: int = 1_000_000,
         gate: Gate | None = None,
+        attribute_dirs: Sequence[str] | None = None,
     ) -> Corpus:
         """Read and count every file once (cached by content hash under `cache_dir`), each through `gate` (default:
-        the tree's own, `repomap.gate.Gate(root)`): a path it refuses (a link to a secret...) is left out."""
+        the tree's own, `repomap.gate.Gate(root)`): a path it refuses (a link to a secret...) is left out.
+        `attribute_dirs`: the directories holding a `.gitattributes`, when the walk found them."""
         cache = TermCache(cache_dir) if cache_dir is not None else None
         gate = gate or Gate(root)
         docs: list[FileDoc] = []
@@ -259,7 +275,7 @@ class Corpus:
             docs.append(FileDoc(path, terms, length, [SymbolSpan(*s) for s in raw_spans], sym_terms))
         if cache is not None and fresh:
             cache.put_many(fresh)
-        return cls(root, docs, texts)
+        return cls(root, docs, texts, attribute_dirs)
 
 
 def count_file(path: str, text: str, spans: list[SymbolSpan]) -> tuple[dict[str, int], int, list[dict[str, int]]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from funnel.localize.linguist import declared
+from funnel.localize.linguist import Attributes
 
 __all__ = ("declares_version", "generated_paths", "is_generated", "vendored_paths")
 
@@ -43,7 +43,7 @@ def declares_version(path: str, text: str) -> bool:
     return path.rpartition("/")[2] == "__init__.py" and _OWN_VERSION.search(text) is not None
 
 
-def vendored_paths(root: Path, paths: list[str], versioned: list[str]) -> frozenset[str]:
+def vendored_paths(root: Path, paths: list[str], versioned: list[str], attributes: Attributes) -> frozenset[str]:
     """Paths under a vendoring directory, or inside a package whose `__init__.py` (one of `versioned`) declares its
     own `__version__` while nested in another package; the tree's `.gitattributes` has the last word
     (`linguist-vendored`)."""
@@ -55,10 +55,10 @@ def vendored_paths(root: Path, paths: list[str], versioned: list[str]) -> frozen
             roots.append(package + "/")
     nested = tuple(roots)
     guessed = [p for p in paths if _VENDOR_DIR.search(p) or (nested and p.startswith(nested))]
-    return declared(root, paths, "linguist-vendored").apply(guessed)
+    return attributes.declared("linguist-vendored").apply(guessed)
 
 
-def generated_paths(root: Path, paths: list[str], marked: list[str]) -> frozenset[str]:
+def generated_paths(marked: list[str], attributes: Attributes) -> frozenset[str]:
     """The paths `marked` with a generator's mark (`is_generated`), with the tree's `.gitattributes` having the last
     word (`linguist-generated`)."""
-    return declared(root, paths, "linguist-generated").apply(marked)
+    return attributes.declared("linguist-generated").apply(marked)

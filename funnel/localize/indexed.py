@@ -132,7 +132,7 @@ class IndexedCorpus(Corpus):
     """A corpus whose counts, postings and names stay in its `CorpusIndex` until a query reads them."""
 
     def __init__(self, root: Path, index: CorpusIndex, paths: list[str], gate: Gate, max_file_bytes: int,
-                 stats: IndexStats) -> None:
+                 stats: IndexStats, attribute_dirs: Sequence[str] | None = None) -> None:
         rows = index.documents()
         kept = [p for p in paths if p in rows and not rows[p][2] & SKIPPED]
         self.index = index
@@ -143,9 +143,10 @@ class IndexedCorpus(Corpus):
         """Document id → index in `docs`."""
         self._records: dict[int, tuple[dict[str, int], list[dict[str, int]], list[SymbolSpan]]] = {}
         docs = [_Doc(p, rows[p][1], rows[p][0], self) for p in kept]
-        super().__init__(root, docs, _Texts(gate, dict.fromkeys(kept, 0), max_file_bytes))  # type: ignore[arg-type]
-        self._generated = generated_paths(root, kept, [p for p in kept if rows[p][2] & GENERATED])
-        self._vendored = vendored_paths(root, kept, [p for p in kept if rows[p][2] & OWN_VERSION])
+        super().__init__(root, docs, _Texts(gate, dict.fromkeys(kept, 0), max_file_bytes),  # type: ignore[arg-type]
+                         attribute_dirs)
+        self._generated = generated_paths([p for p in kept if rows[p][2] & GENERATED], self.attributes)
+        self._vendored = vendored_paths(root, kept, [p for p in kept if rows[p][2] & OWN_VERSION], self.attributes)
         self._names_view = _Names(self)
 
     def record(self, doc: int) -> tuple[dict[str, int], list[dict[str, int]], list[SymbolSpan]]:
@@ -292,4 +293,4 @@ def open_indexed(root: Path, repo_map: RepoMap, cache_dir: Path, *, max_file_byt
     index = CorpusIndex(index_path(cache_dir, root))
     stats = index.sync(entries, tree_key, _reader(root, repo_map, max_file_bytes))
     index.begin_read()
-    return IndexedCorpus(root, index, paths, gate, max_file_bytes, stats)
+    return IndexedCorpus(root, index, paths, gate, max_file_bytes, stats, repo_map.attribute_dirs)

@@ -1,18 +1,21 @@
-"""The project's own word on which of its files are vendored or generated: GitHub Linguist's attributes.
+"""The project's own word on which of its files are vendored, generated or documentation: Linguist's attributes.
 
-A project tells GitHub (and every tool that reads Linguist's overrides) which files are third-party copies or a
-generator's output in its `.gitattributes` (`src/decNumber/** linguist-vendored`, `src/parser.[ch]
-linguist-generated=true`, `vendor/ours/** -linguist-vendored`). The ranking's own guesses (a vendoring
-directory's name, a generator's mark in the head of a file) miss a copied library kept under `src/`; the
-project's declaration does not. Read from the tree's root `.gitattributes` with git's rules: patterns match
-like `.gitignore` patterns, a later line overrides an earlier one, `attr` / `attr=true` sets, `-attr` /
-`attr=false` unsets, `!attr` leaves unspecified, and a `[attr]name ...` line defines a macro of attributes.
+A project tells GitHub (and every tool that reads Linguist's overrides) which files are third-party copies, a
+generator's output or documentation in its `.gitattributes` (`src/decNumber/** linguist-vendored`, `src/parser.[ch]
+linguist-generated=true`, `vendor/ours/** -linguist-vendored`, `site/** linguist-documentation`). The ranking's own
+guesses (a vendoring directory's name, a generator's mark in the head of a file) miss a copied library kept under
+`src/`; the project's declaration does not. Read from the tree's `.gitattributes` files with git's rules:
+patterns match like `.gitignore` patterns relative to the file's directory, a later line overrides an earlier one
+and a file in a deeper directory overrides its parents', `attr` / `attr=true` sets, `-attr` / `attr=false` unsets,
+`!attr` leaves unspecified, and a `[attr]name ...` line of the root file defines a macro of attributes.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +23,9 @@ from typing import Literal
 
 from repomap.gitignore import RuleGroup, compile_patterns
 
-__all__ = ("Attribute", "Declared", "declared")
+__all__ = ("Attribute", "Attributes", "Declared", "read_attributes")
 
-Attribute = Literal["linguist-vendored", "linguist-generated"]
+Attribute = Literal["linguist-vendored", "linguist-generated", "linguist-documentation"]
 """The Linguist attributes the ranking reads."""
 
 _MAX_BYTES = 256 * 1024
@@ -67,9 +70,18 @@ _WHOLE_LANGUAGE = re.compile(r"\*\.[\w+-]+")
 """A pattern naming every file of one extension (`*.js`), not a copy of someone else's code (`*.min.js`, `lib/**`)."""
 
 
-def _rules(text: str, attribute: str) -> list[_Rule]:
-    """The lines of a `.gitattributes` that speak of `attribute`, in order."""
+def _macros(text: str) -> dict[str, list[str]]:
+    """The `[attr]name attr...` macros a root `.gitattributes` defines (git reads them there only)."""
     macros: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if fields and fields[0].startswith("[attr]"):
+            macros[fields[0][len("[attr]"):]] = fields[1:]
+    return macros
+
+
+def _rules(text: str, attribute: str, macros: dict[str, list[str]]) -> list[_Rule]:
+    """The lines of a `.gitattributes` that speak of `attribute`, in order."""
     rules: list[_Rule] = []
     for line in text.splitlines():
         line = line.strip()
@@ -80,7 +92,6 @@ def _rules(text: str, attribute: str) -> list[_Rule]:
         except ValueError:  # an unclosed quote: git skips the line too
             continue
         if pattern.startswith("[attr]"):
-            macros[pattern[len("[attr]"):]] = tokens
             continue
         if pattern.startswith("!"):  # negative patterns are forbidden in .gitattributes; git ignores the line
             continue
@@ -94,37 +105,84 @@ def _matches(rule: _Rule, path: str) -> bool:
     return any(g.matches(path, False) for g in rule[1])
 
 
-def declared(root: Path, paths: Iterable[str], attribute: Attribute) -> Declared:
-    """Which of `paths` the root `.gitattributes` of `root` declares with `attribute` set, and which unset (a line
-    that only corrects GitHub's language statistics left out)."""
-    source = root / ".gitattributes"
+def _read(source: str) -> str:
+    """A `.gitattributes` file's text; "" when it is absent, a symlink (git reads none from the tree), too large or
+    unreadable."""
     try:
-        if not source.is_file() or source.is_symlink() or source.stat().st_size > _MAX_BYTES:
-            return Declared()
-        text = source.read_text(encoding="utf-8", errors="replace")
+        info = os.lstat(source)  # a symlink is not followed: git reads no .gitattributes through one
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_BYTES:
+            return ""
+        with open(source, encoding="utf-8-sig", errors="replace") as handle:  # git skips a byte order mark too
+            return handle.read()
     except OSError:
-        return Declared()
-    if attribute not in text:
-        return Declared()
-    paths = list(paths)
-    rules = [r for r in _rules(text, attribute) if not _corrects_statistics(r, paths)]
-    on: set[str] = set()
-    off: set[str] = set()
-    for path in paths:
-        state = None
-        for rule in rules:
-            if _matches(rule, path):
-                state = rule[2]
-        if state is True:
-            on.add(path)
-        elif state is False:
-            off.add(path)
-    return Declared(frozenset(on), frozenset(off))
+        return ""
 
 
-def _corrects_statistics(rule: _Rule, paths: list[str]) -> bool:
-    """A line setting the attribute on a whole language that makes up more than half of the tree (`*.js
-    linguist-vendored` in a project written in JavaScript): it corrects GitHub's language bar, not the code."""
-    if rule[2] is not True or not _WHOLE_LANGUAGE.fullmatch(rule[0]):
-        return False
-    return sum(1 for p in paths if _matches(rule, p)) * 2 > len(paths)
+@dataclass(frozen=True)
+class Attributes:
+    """The `.gitattributes` files that speak for some paths of a tree, read once for every attribute asked of them."""
+
+    paths: tuple[str, ...]
+    """The paths the declarations are asked of."""
+    sources: tuple[tuple[str, str], ...]
+    """(directory prefix, text) of each `.gitattributes`, the root's first, each directory before those below it."""
+
+    def declared(self, attribute: Attribute) -> Declared:
+        """Which of the paths are declared with `attribute` set, and which unset (a line that only corrects
+        GitHub's language statistics left out)."""
+        if not any(attribute in text for _, text in self.sources):
+            return Declared()
+        macros = _macros(self.sources[0][1]) if self.sources[0][0] == "" else {}
+        layers: dict[str, list[_Rule]] = {}
+        for directory, text in self.sources:
+            rules = [r for r in _rules(text, attribute, macros) if not self._corrects_statistics(r, directory)]
+            if rules:
+                layers[directory] = rules
+        chains: dict[str, list[tuple[str, list[_Rule]]]] = {}
+        on: set[str] = set()
+        off: set[str] = set()
+        for path in self.paths:
+            parent = path.rpartition("/")[0]
+            chain = chains.get(parent)
+            if chain is None:  # the files speaking for this directory, the root's first: found once per directory
+                parts = parent.split("/") if parent else []
+                chain = chains[parent] = [(d, layers[d]) for d in ("/".join(parts[:i]) + "/" if i else ""
+                                                                    for i in range(len(parts) + 1)) if d in layers]
+            state = None
+            for directory, rules in chain:
+                relative = path[len(directory):]
+                for rule in rules:
+                    if _matches(rule, relative):
+                        state = rule[2]
+            if state is True:
+                on.add(path)
+            elif state is False:
+                off.add(path)
+        return Declared(frozenset(on), frozenset(off))
+
+    def _corrects_statistics(self, rule: _Rule, directory: str) -> bool:
+        """A line setting the attribute on a whole language that makes up more than half of the tree (`*.js
+        linguist-vendored` in a project written in JavaScript): it corrects GitHub's language bar, not the code."""
+        if rule[2] is not True or not _WHOLE_LANGUAGE.fullmatch(rule[0]):
+            return False
+        inside = (p[len(directory):] for p in self.paths if p.startswith(directory))
+        return sum(1 for p in inside if _matches(rule, p)) * 2 > len(self.paths)
+
+
+def read_attributes(root: Path, paths: Iterable[str], dirs: Iterable[str] | None = None) -> Attributes:
+    """The `.gitattributes` files of `root` that speak for `paths`: those in `dirs` (root-relative directories,
+    "" for the root, whose listing holds one: `repomap.RepoMap.attribute_dirs`) when the walk found them, else
+    looked for in every directory holding a path."""
+    paths = tuple(paths)
+    if dirs is not None:
+        directories = {d.strip("/") + "/" if d.strip("/") else "" for d in dirs}
+    else:
+        directories = {""}
+        for parent in {p.rpartition("/")[0] for p in paths}:
+            while parent and parent + "/" not in directories:
+                directories.add(parent + "/")
+                parent = parent.rpartition("/")[0]
+    base = str(root)
+    found = [(d, _read(os.path.join(base, d, ".gitattributes")))
+             for d in sorted(directories, key=lambda d: (d.count("/"), d))]
+    return Attributes(paths, tuple((d, text) for d, text in found if text))

@@ -347,7 +347,8 @@ def build_corpus(root: Path, repo_map: RepoMap | None = None,
     if len(repo_map.files) + len(repo_map.text_sources) >= INDEX_MIN_FILES:
         return open_indexed(root, repo_map, cache), pagerank
     paths = [f.path for f in repo_map.files] + [f.path for f in repo_map.text_sources]
-    return Corpus.build(root, paths, definitions=_map_definitions(repo_map), cache_dir=cache), pagerank
+    return Corpus.build(root, paths, definitions=_map_definitions(repo_map), cache_dir=cache,
+                        attribute_dirs=repo_map.attribute_dirs), pagerank
 
 
 def rank_report(text: str, root: Path, repo_map: RepoMap | None = None, *, focus: Focus | None = None,

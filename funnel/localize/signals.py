@@ -76,7 +76,8 @@ def path_factor(path: str, config: RankConfig, corpus: Corpus) -> float:
     generated, vendored, or the project's own code."""
     if is_test(path):
         return config.test_factor
-    if is_doc(path):
+    documentation = corpus.documentation
+    if path in documentation.on or (path not in documentation.off and is_doc(path)):
         return config.doc_factor
     if is_tooling(path):
         return config.tooling_factor

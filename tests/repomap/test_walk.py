@@ -62,6 +62,14 @@ def test_ignore_rules_answer_for_single_paths(tmp_path):
     assert not rules.is_ignored("src/app.py", is_dir=False)
 
 
+def test_a_gitignore_starting_with_a_byte_order_mark_ignores_its_first_pattern_as_git_does(tmp_path):
+    root = write_tree(tmp_path / "r", {"secret.py": "", "a.py": "", "sub/b.py": "", "sub/c.py": ""})
+    (root / ".gitignore").write_bytes(b"\xef\xbb\xbfsecret.py\r\n")
+    (root / "sub" / ".gitignore").write_bytes(b"\xef\xbb\xbfb.py\n")
+    assert sorted(p for p in _paths(root) if p.endswith(".py")) == ["a.py", "sub/c.py"]
+
+
+
 @pytest.mark.parametrize(
     "pattern,path,is_dir,ignored",
     [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,23 @@ def test_the_indexed_corpus_follows_the_projects_gitattributes_as_the_in_memory_
     memory, indexed, _, _ = _both(root, tmp_path / "cache", PY_REPORT, monkeypatch)
     assert indexed.generated == memory.generated == frozenset()
     assert indexed.vendored == memory.vendored == {"pkg/timesince.py"}
+
+
+def test_both_corpora_read_the_gitattributes_the_walk_found_cold_and_from_its_snapshot(tmp_path, monkeypatch):
+    files = PY_REPO | {".gitattributes": "pkg/** linguist-vendored\n",
+                       "pkg/sub/.gitattributes": "* -linguist-vendored\n",
+                       "pkg/.gitattributes": "formats.py linguist-documentation\n"}
+    root = _write(tmp_path / "repo", files)
+    old = time.time() - 10  # fresh mtimes are not trusted: a snapshot is kept of a tree older than that
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            os.utime(Path(dirpath) / name, (old, old))
+        os.utime(dirpath, (old, old))
+    for build in ("walked", "snapshot"):
+        repo_map = build_repo_map(root, cache_dir=tmp_path / "cache" / "map")
+        assert repo_map.stats.walk == build and sorted(repo_map.attribute_dirs) == ["", "pkg", "pkg/sub"]
+        memory, indexed, _, _ = _both(root, tmp_path / "cache", PY_REPORT, monkeypatch)
+        for corpus in (memory, indexed):
+            assert corpus.attribute_dirs == repo_map.attribute_dirs
+            assert corpus.vendored == {"pkg/__init__.py", "pkg/timesince.py", "pkg/formats.py", "pkg/gen_parser.py"}
+            assert corpus.documentation.on == {"pkg/formats.py"}
