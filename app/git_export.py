@@ -6,16 +6,20 @@
 must see the commit's files as they are. The command runs against a throwaway git directory that borrows the
 repository's objects (`GIT_ALTERNATE_OBJECT_DIRECTORIES`) and whose `info/attributes`, which outranks every
 `.gitattributes`, switches both attributes off. Nothing is written into the repository's own git directory.
+`extract_commit` is the one extractor of the service's and the eval's trees.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import tarfile
+import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ("EXACT_TREE_SUFFIX", "archive_command")
+__all__ = ("EXACT_TREE_SUFFIX", "ExportError", "archive_command", "extract_commit")
 
 EXACT_TREE_SUFFIX = "-exact"
 """Appended to a cached tree's directory name: trees written before export attributes were switched off (which
@@ -81,3 +85,53 @@ def archive_command(git_dir: Path, commit: str, scratch: Path, *, git: str = "gi
     if pathspec:
         cmd += ["--", *pathspec]
     return cmd, out
+
+
+class ExportError(RuntimeError):
+    """`git archive` failed (a commit or object the git directory does not have, a broken repository)."""
+
+
+def extract_commit(git_dir: Path, commit: str, dest: Path, *, git: str = "git", pathspec: Sequence[str] = (),
+                   env: Mapping[str, str] | None = None, timeout: float | None = None) -> None:
+    """Write the files of `commit` of `git_dir` (all of them, or those `pathspec` selects) into the directory
+    `dest`, streamed from `git archive` (`archive_command`). A member that would land outside `dest` (an absolute
+    or `..` path, a link out of the tree) is left out, not fatal. Raises `ExportError` when git fails or outlasts
+    `timeout` seconds (then it is killed)."""
+    with tempfile.TemporaryDirectory(prefix="bugsleuth-export-") as scratch, tempfile.TemporaryFile() as errors:
+        cmd, run_env = archive_command(git_dir, commit, Path(scratch), git=git, pathspec=pathspec, env=env)
+        # stderr goes to a file: a pipe nobody reads while the archive streams could fill and stall git
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors, env=run_env)
+        assert proc.stdout is not None
+        timed_out = threading.Event()
+
+        def stop() -> None:
+            timed_out.set()
+            proc.kill()
+
+        watchdog = threading.Timer(timeout, stop) if timeout is not None else None
+        unreadable: tarfile.TarError | None = None
+        try:
+            if watchdog is not None:
+                watchdog.start()  # the stream itself can stall: a killed git ends it
+            with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
+                tar.extractall(dest, filter=_inside_or_skip)
+        except tarfile.TarError as exc:  # git failed before writing a whole archive: its own message says why
+            unreadable = exc
+        finally:
+            proc.stdout.close()
+            code = proc.wait()
+            if watchdog is not None:
+                watchdog.cancel()
+        if timed_out.is_set():
+            raise ExportError(f"git archive {commit} in {git_dir} did not finish within {timeout} s")
+        if code != 0 or unreadable is not None:
+            errors.seek(0)
+            why = errors.read().decode(errors="replace").strip()[:500] or str(unreadable)
+            raise ExportError(f"git archive {commit} in {git_dir} failed: {why}")
+
+
+def _inside_or_skip(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    try:
+        return tarfile.data_filter(member, dest)
+    except tarfile.FilterError:
+        return None

@@ -9,14 +9,13 @@ import posixpath
 import re
 import shutil
 import subprocess
-import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from app.config import Settings
-from app.git_export import EXACT_TREE_SUFFIX, archive_command
+from app.git_export import EXACT_TREE_SUFFIX, ExportError, extract_commit
 from app.views import RepoView
 
 _GIT_TIMEOUT_S = 600.0
@@ -114,34 +113,20 @@ def _archive(git_dir: Path, commit: str, dest: Path) -> None:
         return
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}-", dir=dest.parent))
-    scratch = tempfile.TemporaryDirectory(prefix="bugsleuth-export-")
     try:
-        cmd, env = archive_command(git_dir, commit, Path(scratch.name), env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-        assert proc.stdout is not None
-        with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
-            tar.extractall(tmp, filter=_data_or_skip)
-        if proc.wait(timeout=_GIT_TIMEOUT_S) != 0:
-            raise RepositoryError(f"git archive {commit} failed: {proc.stderr.read().decode()[:500] if proc.stderr else ''}")
+        extract_commit(git_dir, commit, tmp, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"}, timeout=_GIT_TIMEOUT_S)
         _make_read_only(tmp)
         try:
             tmp.rename(dest)
         except OSError:
             if not dest.is_dir():
                 raise
+    except ExportError as exc:
+        raise RepositoryError(str(exc)) from exc
     finally:
-        scratch.cleanup()
         if tmp.exists():
             _make_writable(tmp)
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _data_or_skip(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
-    # A link pointing outside the tree (or any other unsafe member) is left out rather than failing the tree.
-    try:
-        return tarfile.data_filter(member, dest)
-    except tarfile.FilterError:
-        return None
 
 
 def _make_read_only(root: Path) -> None:

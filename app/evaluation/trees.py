@@ -13,13 +13,12 @@ import shutil
 import stat
 import subprocess
 import sys
-import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.evaluation.errors import EvalInputError, EvalSetupError
-from app.git_export import EXACT_TREE_SUFFIX, archive_command
+from app.git_export import EXACT_TREE_SUFFIX, ExportError, extract_commit
 
 DEFAULT_CACHE_DIRS = (Path("/work/bench-cache/trees"),)
 """Shared caches used when they exist and nothing else is configured."""
@@ -127,16 +126,10 @@ class TreeCache:
 
     def _extract(self, git_dir: Path, commit: str, missing: list[str], dest: Path) -> None:
         pathspec = ["."] + [f":(exclude,literal){path}" for path in missing] if missing else []
-        with tempfile.TemporaryFile() as archive, tempfile.TemporaryDirectory(prefix="bugsleuth-export-") as scratch:
-            cmd, env = archive_command(git_dir, commit, Path(scratch), git=self._git, pathspec=pathspec, env=_git_env())
-            done = subprocess.run(cmd, stdout=archive, stderr=subprocess.PIPE, check=False, env=env)
-            if done.returncode != 0:
-                raise EvalSetupError(
-                    f"git archive {commit} in {git_dir} failed: {done.stderr.decode(errors='replace').strip()}"
-                )
-            archive.seek(0)
-            with tarfile.open(fileobj=archive, mode="r:") as tar:
-                tar.extractall(dest, filter="tar")
+        try:
+            extract_commit(git_dir, commit, dest, git=self._git, pathspec=pathspec, env=_git_env())
+        except ExportError as exc:
+            raise EvalSetupError(str(exc)) from exc
 
     def _run(self, git_dir: Path, args: list[str]) -> subprocess.CompletedProcess[bytes]:
         done = subprocess.run(

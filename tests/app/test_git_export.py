@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from app.config import Settings
+from app.evaluation.errors import EvalSetupError
 from app.evaluation.trees import TreeCache
+from app.git_export import ExportError, extract_commit
 from app.repos import prepare_tree_sync
 from app.views import RepoView
 from tests.app import _eval_repo as fx
@@ -98,3 +100,35 @@ def test_a_partial_clone_fetches_the_blobs_it_never_had_as_plain_git_archive_wou
                     created_at="2026-01-01T00:00:00Z")
     prepared = prepare_tree_sync(Settings(data_dir=tmp_path / "data", register_self=False), view, None)
     _assert_whole(prepared.root)
+
+
+def test_a_commit_git_does_not_have_fails_with_gits_own_words_in_both_trees(tmp_path, exported):
+    repo, _commit = exported
+    missing = "0123456789abcdef0123456789abcdef01234567"
+    with pytest.raises(ExportError, match=r"git archive 0123456789ab.* failed: fatal: not a tree object"):
+        extract_commit(repo / ".git", missing, tmp_path / "out")
+    with pytest.raises(EvalSetupError, match="not a tree object"):
+        TreeCache(tmp_path / "trees")._extract(repo / ".git", missing, [], tmp_path / "eval-out")
+
+
+def test_a_link_out_of_the_tree_is_left_out_and_the_rest_arrives(tmp_path, exported):
+    repo, _ = exported
+    (repo / "escape").symlink_to("/etc/passwd")
+    (repo / "up").symlink_to("../../outside")
+    (repo / "inside").symlink_to("core.py")
+    fx.git(repo, "add", "-A")
+    fx.git(repo, "commit", "-q", "-m", "links")
+    commit = fx.git(repo, "rev-parse", "HEAD")
+    tree = TreeCache(tmp_path / "trees").materialize("acme/exp", repo / ".git", commit)
+    _assert_whole(tree.path)
+    assert (tree.path / "inside").is_symlink() and (tree.path / "inside").read_text() == fx.CORE_V1
+    assert not (tree.path / "escape").is_symlink() and not (tree.path / "up").is_symlink()
+
+
+def test_git_outlasting_the_timeout_is_killed_and_named(tmp_path, exported):
+    repo, commit = exported
+    slow = tmp_path / "slow-git"
+    slow.write_text('#!/bin/sh\ncase "$*" in *archive*) exec sleep 30;; esac\nexec git "$@"\n')
+    slow.chmod(0o755)
+    with pytest.raises(ExportError, match="did not finish within 0.5 s"):
+        extract_commit(repo / ".git", commit, tmp_path / "out", git=str(slow), timeout=0.5)
