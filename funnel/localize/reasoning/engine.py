@@ -48,8 +48,15 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NOT_NAMES = frozenset(
     "self cls this return None True False null nil true false undefined isinstance super len str int float bool "
     "list dict set tuple print type object value values data result args kwargs error err def class function "
-    "func var let const new import from raise throw".split())
-"""Words a report writes as code that name nothing of the project (keywords, builtins, placeholder names)."""
+    "func var let const new import from raise throw std string String Vec Option Result Box Some Ok Err "
+    "void mut crate Self size_t".split())
+"""Words a report writes as code that name nothing of the project (keywords, builtins, placeholder names, the
+standard library's root `std` and Rust's prelude types). The grammar's own words are found in the tree
+(`_not_values`); these are listed for where it cannot tell, inside a Rust macro's token tree or C code it could not
+parse."""
+_BUILTIN_TYPES = frozenset({"primitive_type", "predefined_type", "void_type", "boolean_type", "integral_type",
+                            "floating_point_type"})
+"""Leaf node types of the grammars' built-in types (C, C++, Rust `primitive_type`; Java `void_type`...)."""
 
 
 @dataclass(frozen=True)
@@ -201,6 +208,20 @@ def _prose_columns(root: Node, lines: list[str], first: int, last: int) -> dict[
     return out
 
 
+def _not_values(root: Node, first: int, last: int) -> dict[int, set[str]]:
+    """Line of [first, last] → the words the grammar reads there as its own (`await`, `auto`, `template`: leaves
+    whose node type is their text) or as a built-in type (`double`, `size_t`, `void`). A report writing `.await` or
+    `double` names no value the line could mishandle."""
+    out: dict[int, set[str]] = {}
+    for node in _overlapping(root, first, last):
+        if node.child_count or node.type.endswith("identifier"):
+            continue
+        text = node.type if not node.is_named else (node.text or b"").decode("utf-8", "replace")
+        if (text == node.type or node.type in _BUILTIN_TYPES) and _IDENT.fullmatch(text):
+            out.setdefault(node.start_point[0] + 1, set()).add(text)
+    return out
+
+
 def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Span], named: dict[str, float],
                         terms: dict[str, float]) -> list[Finding]:
     """Lines of the suspect definitions where a name the report writes as code is compared, returned or passed."""
@@ -210,6 +231,7 @@ def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Spa
     first, last = min(s for s, _, _ in spans), max(e for _, e, _ in spans)
     roles = _line_roles(root, first, last)
     prose = _prose_columns(root, lines, first, last)
+    not_values = _not_values(root, first, last)
     for ln in range(first, min(last, len(lines)) + 1):
         k = _span_of(ln, spans)
         code = lines[ln - 1].strip()
@@ -218,10 +240,12 @@ def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Spa
         if k is None or not code or code.startswith(_COMMENT) or ln == spans[k][0]:
             continue
         found = [n for n in dict.fromkeys(_IDENT.findall(code)) if n in named]
-        if not found:
+        # a keyword the report wrote (`is not None`) says the line reads like the report's code, yet it is no name
+        items = [n for n in found if n not in not_values.get(ln, ())]
+        if not items:
             continue
         role = roles.get(ln, "")
-        item = max(found, key=lambda n: named[n])
+        item = max(items, key=lambda n: named[n])
         weight = sum(named[n] for n in found) * _ROLE_FACTOR[role]
         overlap = math.fsum(terms.get(t, 0.0) for t in set(tokenize(code)))
         score = weight + min(overlap, 20.0) / 40.0 + 0.2 * (1.0 - min(k, 3) / 3)

@@ -135,3 +135,46 @@ def test_the_verifier_still_refuses_a_wrong_line(tmp_path):
     result = verify_report(markdown, root)
     assert not result.ok
     assert any("utils/timesince.py" in f for f in result.findings)
+
+
+def test_a_keyword_the_report_writes_as_code_names_no_value():
+    source = ("impl Receiver {\n    pub async fn changed(&mut self) -> Result<(), RecvError> {\n"
+              "        changed_impl(&self.shared, &mut self.version).await\n    }\n\n"
+              "    pub fn mark_unchanged(&mut self) {\n        let seen = self.shared.version();\n"
+              "        self.version = seen;\n    }\n}\n")
+    spans = [(2, 4, "Receiver.changed"), (6, 9, "Receiver.mark_unchanged")]
+    named = named_items(["rx.changed().await"], [], {"changed", "mark_unchanged"})
+    assert "await" in named
+    assert reason("`rx.changed().await` returns at once", "watch.rs", source, spans, named=named, terms={}) == []
+    named = named_items(["rx.changed().await", "self.version"], [], {"changed", "mark_unchanged"})
+    found = reason("`rx.changed().await` returns at once for a seen `self.version`", "watch.rs", source, spans,
+                   named=named, terms={})
+    assert found and all("`version`" in f.mechanism for f in found)
+
+
+@pytest.mark.parametrize("path, source, word", [
+    ("fmt.cc", "int format(int value) {\n  double n = static_cast<double>(value);\n  return n;\n}\n", "double"),
+    ("fmt.cc", "int format(int value) {\n  auto n = static_cast<int>(value);\n  return n;\n}\n", "auto"),
+    ("a.c", "int f(uint32_t n) {\n  uint32_t k = n;\n  return k;\n}\n", "uint32_t"),
+    ("A.java", "class A {\n  int f(double x) {\n    double y = x;\n    return 1;\n  }\n}\n", "double"),
+])
+def test_a_built_in_type_or_keyword_the_report_writes_as_code_names_no_value(path, source, word):
+    lines = source.count("\n")
+    named = named_items([word], [], set())
+    assert word in named
+    assert reason(f"`{word}` gives the wrong result", path, source, [(1, lines, "f")], named=named, terms={}) == []
+
+
+def test_the_last_component_of_a_rust_path_still_names_a_value():
+    source = "fn f() -> u8 {\n    let c = watch::channel();\n    0\n}\n"
+    named = named_items(["watch::channel"], [], set())
+    found = reason("`watch::channel` drops the value", "lib.rs", source, [(1, 4, "f")], named=named, terms={})
+    assert [f.line for f in found] == [2] and "`channel`" in found[0].mechanism
+
+
+
+def test_the_standard_librarys_root_and_rusts_prelude_types_name_nothing_of_the_project():
+    named = named_items(["std::string", "std::sync::Mutex", "Option<String>", "base::set_debug_format",
+                         "$crate::select!", "let mut count"], [], set())
+    assert {"std", "string", "Option", "String", "crate", "mut"}.isdisjoint(named)
+    assert {"Mutex", "base", "set_debug_format"} <= set(named)
