@@ -28,7 +28,8 @@ _BLOB = re.compile(r"/(?:blob|blame|src)/[^/]+/")
 _ANCHOR = re.compile(r"(?:L|lines-)(\d+)(?:-L?(\d+))?")
 _LINE_OF = re.compile(rf"(?<![{NAME_CHARS}])line\s+#?(\d+)\s+(?:of|in)\s+(?:file\s+)?[`'\"]?{FILE_PATH}", re.I)
 _FILE_LINE = re.compile(
-    rf"(?<![{NAME_CHARS}/.-]){FILE_PATH}[`'\"]?,?\s+(?:at\s+|on\s+)?line\s+#?(\d+)(?![{NAME_CHARS}])", re.I
+    rf"(?<![{NAME_CHARS}/.-]){FILE_PATH}[`'\"]?(?:[,:]|\s+[-–—])?\s+(?:at\s+|on\s+)?line\s+#?(\d+)"
+    rf"(?![{NAME_CHARS}])", re.I
 )
 
 # --- source lines the report quotes ---
@@ -78,9 +79,9 @@ def _permalink(url: str) -> CodeLink | None:
 
 def parse_links(prose: str) -> tuple[CodeLink, ...]:
     """Lines of source files the report points at, in written order: permalinks
-    (`https://host/o/r/blob/REF/a/b.py#L77-L80`) and prose ("line 77 of a/b.py", "a/b.py, line 77"); a link
-    written twice (also as a shorter path to the same line) is kept once. `prose` is the report without its
-    stack-frame lines (`focus.strip_frames`)."""
+    (`https://host/o/r/blob/REF/a/b.py#L77-L80`) and prose ("line 77 of a/b.py", "a/b.py, line 77", "a/b.py - line
+    77"); a link written twice (also as a shorter path to the same line) is kept once. `prose` is the report
+    without its stack-frame lines (`focus.strip_frames`)."""
     found: list[tuple[int, CodeLink]] = []
     for m in _URL.finditer(prose):
         link = _permalink(m.group(0))

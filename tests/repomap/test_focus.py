@@ -271,6 +271,12 @@ def test_prose_line_references_written_against_chinese_text_are_links():
     assert [(link.path, link.line) for link in links] == [("utils/helpers.js", 12)]
 
 
+def test_a_path_set_off_from_its_line_by_a_dash_or_a_colon_is_a_link():
+    text = "private inheritance (fmt/format.h - line 4055), see also src/jv.c: line 12 and src/a.c — line 3."
+    links = Focus.from_text(text).links
+    assert [(link.path, link.line) for link in links] == [("fmt/format.h", 4055), ("src/jv.c", 12), ("src/a.c", 3)]
+
+
 def test_frame_lines_and_non_code_files_are_not_links():
     text = PY_TRACE + "\nSee line 3 of notes.txt and https://github.com/o/r/blob/main/README.md#L5."
     assert Focus.from_text(text).links == ()
