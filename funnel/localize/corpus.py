@@ -215,7 +215,7 @@ class Corpus:
         (`requests/packages/urllib3/`): a fix goes upstream, not into the copy."""
         if self._vendored is None:
             versioned = [p for p, t in self.texts.items() if declares_version(p, t)]
-            self._vendored = vendored_paths(self.root, list(self.texts), versioned, self.attributes)
+            self._vendored = vendored_paths(self.root, versioned, self.attributes)
         return self._vendored
 
     @cached_property

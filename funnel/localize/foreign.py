@@ -43,10 +43,10 @@ def declares_version(path: str, text: str) -> bool:
     return path.rpartition("/")[2] == "__init__.py" and _OWN_VERSION.search(text) is not None
 
 
-def vendored_paths(root: Path, paths: list[str], versioned: list[str], attributes: Attributes) -> frozenset[str]:
-    """Paths under a vendoring directory, or inside a package whose `__init__.py` (one of `versioned`) declares its
-    own `__version__` while nested in another package; the tree's `.gitattributes` has the last word
-    (`linguist-vendored`)."""
+def vendored_paths(root: Path, versioned: list[str], attributes: Attributes) -> frozenset[str]:
+    """Of the paths `attributes` speaks for, those under a vendoring directory, or inside a package whose
+    `__init__.py` (one of `versioned`) declares its own `__version__` while nested in another package; the tree's
+    `.gitattributes` has the last word (`linguist-vendored`)."""
     roots = []
     for path in versioned:
         package, _, name = path.rpartition("/")
@@ -54,7 +54,7 @@ def vendored_paths(root: Path, paths: list[str], versioned: list[str], attribute
         if name == "__init__.py" and parent and (root / parent / "__init__.py").is_file():
             roots.append(package + "/")
     nested = tuple(roots)
-    guessed = [p for p in paths if _VENDOR_DIR.search(p) or (nested and p.startswith(nested))]
+    guessed = [p for p in attributes.paths if _VENDOR_DIR.search(p) or (nested and p.startswith(nested))]
     return attributes.declared("linguist-vendored").apply(guessed)
 
 

@@ -146,7 +146,7 @@ class IndexedCorpus(Corpus):
         super().__init__(root, docs, _Texts(gate, dict.fromkeys(kept, 0), max_file_bytes),  # type: ignore[arg-type]
                          attribute_dirs)
         self._generated = generated_paths([p for p in kept if rows[p][2] & GENERATED], self.attributes)
-        self._vendored = vendored_paths(root, kept, [p for p in kept if rows[p][2] & OWN_VERSION], self.attributes)
+        self._vendored = vendored_paths(root, [p for p in kept if rows[p][2] & OWN_VERSION], self.attributes)
         self._names_view = _Names(self)
 
     def record(self, doc: int) -> tuple[dict[str, int], list[dict[str, int]], list[SymbolSpan]]:

@@ -105,6 +105,12 @@ def _matches(rule: _Rule, path: str) -> bool:
     return any(g.matches(path, False) for g in rule[1])
 
 
+def _prefixes(directory: str) -> list[str]:
+    """The directory prefixes from the root down to `directory` ("a/b" → "", "a/", "a/b/")."""
+    parts = directory.split("/") if directory else []
+    return [""] + ["/".join(parts[:i]) + "/" for i in range(1, len(parts) + 1)]
+
+
 def _read(source: str) -> str:
     """A `.gitattributes` file's text; "" when it is absent, a symlink (git reads none from the tree), too large or
     unreadable."""
@@ -145,9 +151,7 @@ class Attributes:
             parent = path.rpartition("/")[0]
             chain = chains.get(parent)
             if chain is None:  # the files speaking for this directory, the root's first: found once per directory
-                parts = parent.split("/") if parent else []
-                chain = chains[parent] = [(d, layers[d]) for d in ("/".join(parts[:i]) + "/" if i else ""
-                                                                    for i in range(len(parts) + 1)) if d in layers]
+                chain = chains[parent] = [(d, layers[d]) for d in _prefixes(parent) if d in layers]
             state = None
             for directory, rules in chain:
                 relative = path[len(directory):]
@@ -177,11 +181,7 @@ def read_attributes(root: Path, paths: Iterable[str], dirs: Iterable[str] | None
     if dirs is not None:
         directories = {d.strip("/") + "/" if d.strip("/") else "" for d in dirs}
     else:
-        directories = {""}
-        for parent in {p.rpartition("/")[0] for p in paths}:
-            while parent and parent + "/" not in directories:
-                directories.add(parent + "/")
-                parent = parent.rpartition("/")[0]
+        directories = {d for parent in {p.rpartition("/")[0] for p in paths} for d in _prefixes(parent)}
     base = str(root)
     found = [(d, _read(os.path.join(base, d, ".gitattributes")))
              for d in sorted(directories, key=lambda d: (d.count("/"), d))]

@@ -325,10 +325,6 @@ def _confidence(candidates: list[Candidate]) -> tuple[float, dict[str, float]]:
     return round(max(0.05, min(0.9, conf)), 2), {"margin": round(margin, 4), **pointers}
 
 
-def _walk(root: Path, extensions: frozenset[str] = EXTENSIONS | TEXT_SOURCE_EXTENSIONS) -> list[str]:
-    return [f.path for f in walk_files(root, extensions=extensions).files]
-
-
 def _map_definitions(repo_map: RepoMap) -> Callable[[str], Sequence[object] | None]:
     """The repo map's definitions of a file it parsed; None (found by pattern) for a file in a language it has no
     grammar for."""
@@ -342,7 +338,9 @@ def build_corpus(root: Path, repo_map: RepoMap | None = None,
     read from its persisted index (`funnel.localize.indexed`)."""
     cache = cache_dir or default_cache_dir()
     if repo_map is None:
-        return Corpus.build(root, _walk(root), cache_dir=cache), None
+        walked = walk_files(root, extensions=EXTENSIONS | TEXT_SOURCE_EXTENSIONS)
+        return Corpus.build(root, [f.path for f in walked.files], cache_dir=cache,
+                            attribute_dirs=walked.attribute_dirs), None
     pagerank = {f.path: float(f.score) for f in repo_map.files}
     if len(repo_map.files) + len(repo_map.text_sources) >= INDEX_MIN_FILES:
         return open_indexed(root, repo_map, cache), pagerank
