@@ -106,6 +106,7 @@ def main() -> None:
     ap.add_argument("--width", type=int, default=WriterConfig().first_range_lines)
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="override a WriterConfig knob (a JSON value), e.g. --set stay_in_first=0.5")
+    ap.add_argument("--changed", action="store_true", help="list the instances whose Hit@1 or Hit@any changed")
     args = ap.parse_args()
     rows = [json.loads(x) for x in args.data.read_text().splitlines() if x.strip()]
     rows = {"tune": rows[0::2], "check": rows[1::2], "all": rows}[args.split]
@@ -126,6 +127,9 @@ def main() -> None:
             continue
         before.append(b)
         after.append(a)
+        if args.changed and (a["hit1_narrow"], a["hit_any"]) != (b["hit1_narrow"], b["hit_any"]):
+            print(f"changed {rec['instance_id']}: Hit@1 {b['hit1_narrow']} -> {a['hit1_narrow']}, "
+                  f"Hit@any {b['hit_any']} -> {a['hit_any']}")
         group = groups.setdefault(str(row.get("language", "")), ([], []))
         group[0].append(b)
         group[1].append(a)

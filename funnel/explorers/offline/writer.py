@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from funnel.localize.calibration import calibrated, prime_language
-from funnel.localize.evidence import Read
+from funnel.localize.evidence import Read, literal_keys
 from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol, report_title
 from funnel.localize.citations import citation_order
 from funnel.explorers.offline.lines import best_line, narrow_prime, pointer
@@ -276,13 +276,42 @@ def _reasoned(found: Finding, prime: Citation) -> str:
 def _change(found: Finding | None, focus: Focus) -> str:
     """The proposed edit: tied to the selected line when a rule fired, else the honest generic advice."""
     if found is None:
+        shown = next((m for m in focus.messages if _reads_as_message(m)), "")
         return ("Check this definition against the reported behaviour"
-                + (f" (the report shows: {focus.messages[0][:120]})" if focus.messages else "")
+                + (f" (the report shows “{_clip(shown, 120)}”)" if shown else "")
                 + " and correct the handling there; add a regression test reproducing the report.")
     text = found.change[0].upper() + found.change[1:]
     if found.suggestion:
         text += f", for example `{found.suggestion}`"
     return text + "; add a regression test reproducing the report."
+
+
+def _quoted_line(lines: list[str], focus: Focus) -> int | None:
+    """The first line of a file holding a literal fragment of a message the report quotes (the ranking's
+    `messages` signal found the file by such a fragment)."""
+    for message in focus.messages[:8]:
+        for key in literal_keys(message):
+            at = next((n for n, text in enumerate(lines, 1) if key in text), None)
+            if at is not None:
+                return at
+    return None
+
+
+def _reads_as_message(text: str) -> bool:
+    """A quoted string that reads as a message (`'Good' is not a valid Status`), not a fragment of the report's
+    code that happened to stand between two quotes (`, x) << ' ' << fmt::format(`, `{"key": "value"}`)."""
+    if not text[:1].isalnum() and text[:1] not in "'\"":
+        return False
+    if any(text.count(a) != text.count(b) for a, b in ("()", "[]", "{}")):
+        return False
+    return sum(c.isalnum() or c.isspace() or c == "_" for c in text) >= 0.75 * len(text)
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text` cut at a word boundary to at most `limit` characters, `…` marking the cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rpartition(" ")[0].rstrip(" ,.;:") + "…"
 
 
 def _questions(focus: Focus, *, none_found: bool = False) -> list[str]:
@@ -309,12 +338,16 @@ def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) 
     if top.parts.get("frame") and code:
         text = f"The reported stack trace passes through {where}; at line {anchor} it runs `{code[:120]}`"
         return text + (f", where the failure “{error[:160]}” is raised." if error else "."), False
-    if top.parts.get("message") and code:
-        return f"{where} produces the message quoted in the report: line {anchor} reads `{code[:160]}`.", False
+    held = _quoted_line(lines, focus) if top.parts.get("message") else None
+    if held is not None and prime.start <= held <= prime.end:
+        # the quoted text may be an error message or a fragment of the report's own code
+        return f"{where} holds text the report quotes: line {held} reads `{lines[held - 1].strip()[:160]}`.", False
     pointed = pointer(focus, prime.path, anchor, code) if code and anchor else None
     how = {"link": "is the line the report links to", "quote": "is the line the report quotes"}.get(
         pointed or "", "shares the most terms with the report")
     read = f" Line {anchor} there {how}: `{code[:160]}`." if code else ""
+    if held is not None:  # outside the cited definition (a class attribute beside the member cited)
+        read += f" Line {held} of the file holds text the report quotes: `{lines[held - 1].strip()[:160]}`."
     if top.parts.get("mention"):
         text = f"The report names {where}, the best match for the described behaviour among the definitions it mentions."
     elif top.parts.get("path"):

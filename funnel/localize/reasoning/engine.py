@@ -54,6 +54,11 @@ _NOT_NAMES = frozenset(
 standard library's root `std` and Rust's prelude types). The grammar's own words are found in the tree
 (`_not_values`); these are listed for where it cannot tell, inside a Rust macro's token tree or C code it could not
 parse."""
+_STRINGS = frozenset({"string", "template_string", "string_literal", "raw_string_literal",
+                      "interpreted_string_literal", "text_block"})
+"""String literal node types across the grammars (Rust's also inside a macro's token tree)."""
+_KEY = re.compile(r"-{0,2}[\w.:/-]*=?")
+"""A string that is one name (`"paging"`, `"--paging"`, `"color="`): a key the line reads, not a message."""
 _BUILTIN_TYPES = frozenset({"primitive_type", "predefined_type", "void_type", "boolean_type", "integral_type",
                             "floating_point_type"})
 """Leaf node types of the grammars' built-in types (C, C++, Rust `primitive_type`; Java `void_type`...)."""
@@ -222,6 +227,39 @@ def _not_values(root: Node, first: int, last: int) -> dict[int, set[str]]:
     return out
 
 
+def _message_columns(root: Node, first: int, last: int) -> dict[int, list[tuple[int, int, bool]]]:
+    """Line of [first, last] → byte columns `(start, end, keep)` of the message strings on it: a string that is
+    more than one name (`"bat has been built without..."`, a format string) is prose, its words no value the line
+    reads; the code interpolated into it (`{name}`, `${x}`) is kept. `end` -1 is the line's end."""
+    out: dict[int, list[tuple[int, int, bool]]] = {}
+
+    def mark(node: Node, keep: bool) -> None:
+        (s, c0), (e, c1) = node.start_point, node.end_point
+        for row in range(s, e + 1):
+            out.setdefault(row + 1, []).append((c0 if row == s else 0, c1 if row == e else -1, keep))
+
+    for node in _overlapping(root, first, last):
+        if node.type not in _STRINGS:
+            continue
+        inner = re.sub(r"""^[A-Za-z]*[#'"`]+|[#'"`]+$""", "", _text(node))
+        if _KEY.fullmatch(inner):
+            continue
+        mark(node, False)
+        for sub in _overlapping(node, first, last):
+            if "interpolation" in sub.type or "substitution" in sub.type:
+                mark(sub, True)
+    return out
+
+
+def _outside_messages(line: bytes, columns: list[tuple[int, int, bool]]) -> str:
+    """The line with its message strings blanked (`_message_columns`)."""
+    out = bytearray(line)
+    for start, end, keep in sorted(columns, key=lambda c: c[2]):  # blank first, then restore interpolations
+        end = len(line) if end < 0 else end
+        out[start:end] = line[start:end] if keep else b" " * len(line[start:end])
+    return out.decode("utf-8", "replace")
+
+
 def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Span], named: dict[str, float],
                         terms: dict[str, float]) -> list[Finding]:
     """Lines of the suspect definitions where a name the report writes as code is compared, returned or passed."""
@@ -232,16 +270,18 @@ def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Spa
     roles = _line_roles(root, first, last)
     prose = _prose_columns(root, lines, first, last)
     not_values = _not_values(root, first, last)
+    messages = _message_columns(root, first, last)
     for ln in range(first, min(last, len(lines)) + 1):
         k = _span_of(ln, spans)
-        code = lines[ln - 1].strip()
-        if ln in prose:
-            code = lines[ln - 1].encode()[: prose[ln]].decode("utf-8", "replace").strip()
+        raw = lines[ln - 1].encode()[: prose.get(ln)] if ln in prose else lines[ln - 1].encode()
+        code = raw.decode("utf-8", "replace").strip()
         if k is None or not code or code.startswith(_COMMENT) or ln == spans[k][0]:
             continue
         found = [n for n in dict.fromkeys(_IDENT.findall(code)) if n in named]
-        # a keyword the report wrote (`is not None`) says the line reads like the report's code, yet it is no name
-        items = [n for n in found if n not in not_values.get(ln, ())]
+        # a keyword the report wrote (`is not None`) or a word of a message string says the line reads like the
+        # report, yet it is no name the line reads
+        outside = set(_IDENT.findall(_outside_messages(raw, messages[ln]))) if ln in messages else None
+        items = [n for n in found if n not in not_values.get(ln, ()) and (outside is None or n in outside)]
         if not items:
             continue
         role = roles.get(ln, "")

@@ -99,3 +99,34 @@ async def test_explorer_config_knobs_change_the_citations(tmp_path):
     result = await investigate(_report(PY_TRACE_REPORT), root, explorer=explorer)
     assert explorer.last_policy is not None and explorer.last_policy.ranking is not None
     assert result.diagnosis.ranked_files()[0] == "pkg/client.py"
+
+
+DURATION = '''class DurationField:
+    default_error_messages = {
+        "invalid": "value has an invalid format. It must be in the duration layout.",
+    }
+
+    def get_internal_type(self):
+        return "DurationField"
+
+    def to_python(self, value):
+        return value
+'''
+
+
+async def test_the_root_cause_quotes_the_line_that_holds_the_reported_message(tmp_path):
+    root = _make(tmp_path / "repo", {"fields/duration.py": DURATION, "fields/other.py": "def other():\n    return 1\n"})
+    text = ('DurationField shows the wrong format\nThe error reads "value has an invalid format. It must be in the '
+            'duration layout" but the field accepts more.')
+    explanation = (await investigate(_report(text), root, explorer=OfflineExplorer())).diagnosis.root_cause.explanation
+    assert "holds text the report quotes" in explanation
+    assert "Line 3 of the file holds" in explanation or "line 3 reads" in explanation
+
+
+async def test_the_proposed_change_quotes_a_message_never_a_fragment_of_code(tmp_path):
+    root = _make(tmp_path / "repo", PY_REPO)
+    code = "The output is wrong for\n```\nprint(', x) << ' ')\n```\nand 'nothing is printed at all' here."
+    result = await investigate(_report(code), root, explorer=OfflineExplorer())
+    description = result.diagnosis.proposed_changes[0].description
+    assert "<<" not in description
+    assert "“nothing is printed at all”" in description or "report shows" not in description

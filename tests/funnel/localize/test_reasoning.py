@@ -178,3 +178,18 @@ def test_the_standard_librarys_root_and_rusts_prelude_types_name_nothing_of_the_
                          "$crate::select!", "let mut count"], [], set())
     assert {"std", "string", "Option", "String", "crate", "mut"}.isdisjoint(named)
     assert {"Mutex", "base", "set_debug_format"} <= set(named)
+
+
+@pytest.mark.parametrize("path, source, line", [
+    ("main.rs", 'fn run(cfg: &Config) -> bool {\n    let x = 1;\n    println!("bat has no paging feature");\n'
+                '    let p = cfg.get("paging");\n    x > 0\n}\n', 4),
+    ("lib.rs", 'fn new(n: usize) -> u8 {\n    let y = 1;\n    debug!("{} paging rules", n);\n'
+               '    if paging { return 0; }\n    y\n}\n', 4),
+    ("a.py", 'def f(paging, other):\n    x = 1\n    log("paging is off")\n    raise ValueError(f"bad {paging}")\n', 4),
+    ("a.js", 'function f(paging) {\n  let x = 1;\n  log("paging is off");\n  return `bad ${paging}`;\n}\n', 4),
+])
+def test_a_word_inside_a_message_string_is_no_value_the_line_reads(path, source, line):
+    lines = source.count("\n")
+    named = named_items(["paging"], [], {"f", "run", "new"})
+    found = reason("`paging` is ignored", path, source, [(1, lines, "f")], named=named, terms={})
+    assert [f.line for f in found] == [line]  # a key string ("paging") and interpolated code still count
