@@ -31,6 +31,8 @@ _FILE_LINE = re.compile(
     rf"(?<![{NAME_CHARS}/.-]){FILE_PATH}[`'\"]?(?:[,:]|\s+[-–—])?\s+(?:at\s+|on\s+)?line\s+#?(\d+)"
     rf"(?![{NAME_CHARS}])", re.I
 )
+_DIFF_FILE = re.compile(r"^--- (?:a/)?([^\s]+)[^\n]*\n\+\+\+ [^\n]*\n", re.M)
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@[^\n]*\n", re.M)
 
 # --- source lines the report quotes ---
 _QUOTE_MIN = 20
@@ -48,10 +50,24 @@ class CodeLink:
     """First line pointed at."""
     end_line: int | None = None
     """Last line of a range (`#L10-L20`), when written."""
+    text: str = ""
+    """The first line's own text, whitespace-folded, where the report gives it (a diff's removed line)."""
 
     def names(self, path: str) -> bool:
         """Whether `path` is the file this link names: the same path, or one ending in it."""
         return path == self.path or path.endswith("/" + self.path.lstrip("/"))
+
+    def line_in(self, source: str) -> int:
+        """The line pointed at in the file's text `source`: `line`, or, when the report gave the line's text and
+        `line` does not hold it (the patch was made on another version), the nearest line within 100 that does."""
+        if not self.text or not source:
+            return self.line
+        lines = source.split("\n")
+        for d in range(0, 101):
+            for n in dict.fromkeys((self.line - d, self.line + d)):
+                if 0 < n <= len(lines) and " ".join(lines[n - 1].split()) == self.text:
+                    return n
+        return self.line
 
 
 def quoted_lines(blocks: Sequence[str], inline: Sequence[str]) -> tuple[str, ...]:
@@ -77,10 +93,53 @@ def _permalink(url: str) -> CodeLink | None:
     return CodeLink(path, int(lines.group(1)), int(lines.group(2)) if lines.group(2) else None)
 
 
+def _hunk_links(path: str, first: int, body: str) -> list[CodeLink]:
+    """The old file's lines a unified-diff hunk removes (a run of `-` lines), or the line an insertion follows,
+    each with its text (`CodeLink.text`)."""
+    out: list[CodeLink] = []
+    line, run, before = first, None, ""
+    for row in body.split("\n"):
+        if row.startswith("-"):
+            run = run or (line, line, row[1:])
+            run = (run[0], line, run[2])
+            line += 1
+        elif row.startswith("+"):
+            run = run or (max(line - 1, 1), max(line - 1, 1), before)
+        elif row.startswith("\\"):  # "\ No newline at end of file"
+            continue
+        elif row.startswith(" ") or not row:
+            if run:
+                out.append(CodeLink(path, run[0], run[1] if run[1] != run[0] else None, " ".join(run[2].split())))
+            run, before = None, row[1:]
+            line += 1
+        else:
+            break
+    if run:
+        out.append(CodeLink(path, run[0], run[1] if run[1] != run[0] else None, " ".join(run[2].split())))
+    return out
+
+
+def _diff_links(text: str) -> list[tuple[int, CodeLink]]:
+    """Lines a unified diff in the report changes (`--- a/x.h` / `+++ b/x.h` / `@@ -184,7 +184,7 @@`): a reporter's
+    patch points at the lines it removes as surely as a permalink does."""
+    found: list[tuple[int, CodeLink]] = []
+    files = list(_DIFF_FILE.finditer(text))
+    for k, f in enumerate(files):
+        end = files[k + 1].start() if k + 1 < len(files) else len(text)
+        if f.group(1) == "/dev/null":
+            continue
+        hunks = list(_HUNK.finditer(text, f.end(), end))
+        for n, h in enumerate(hunks):
+            body = text[h.end(): hunks[n + 1].start() if n + 1 < len(hunks) else end]
+            found.extend((h.start(), link) for link in _hunk_links(f.group(1), int(h.group(1)), body))
+    return found
+
+
 def parse_links(prose: str) -> tuple[CodeLink, ...]:
     """Lines of source files the report points at, in written order: permalinks
     (`https://host/o/r/blob/REF/a/b.py#L77-L80`) and prose ("line 77 of a/b.py", "a/b.py, line 77", "a/b.py - line
-    77"); a link written twice (also as a shorter path to the same line) is kept once. `prose` is the report
+    77") and the lines a unified diff removes (a reporter's patch, of any file); a link written twice (also as a
+    shorter path to the same line) is kept once. `prose` is the report
     without its stack-frame lines (`focus.strip_frames`)."""
     found: list[tuple[int, CodeLink]] = []
     for m in _URL.finditer(prose):
@@ -91,9 +150,10 @@ def parse_links(prose: str) -> tuple[CodeLink, ...]:
         found.append((m.start(), CodeLink(m.group(2), int(m.group(1)))))
     for m in _FILE_LINE.finditer(prose):
         found.append((m.start(), CodeLink(m.group(1), int(m.group(2)))))
+    patched = _diff_links(prose)
     out: list[CodeLink] = []
-    for _, link in sorted(found, key=lambda item: item[0]):
-        if link.path.rsplit(".", 1)[-1].lower() in _SOURCE_EXT and not any(
-                o.line == link.line and link.names(o.path) for o in out):
+    for _, link in sorted(found + patched, key=lambda item: item[0]):
+        source = link.path.rsplit(".", 1)[-1].lower() in _SOURCE_EXT or any(link is d for _, d in patched)
+        if source and not any(o.line == link.line and link.names(o.path) for o in out):
             out.append(link)
     return tuple(out)

@@ -176,9 +176,11 @@ def frames(ev: Evidence, report: Report, weight: float, config: RankConfig) -> N
 
 def paths(ev: Evidence, report: Report, weight: float, config: RankConfig) -> None:
     """Paths mentioned in the report."""
+    credited: set[str] = set()
     for p in report.focus.paths:
         hit = ev.matcher.match(p)
-        if hit is not None:
+        if hit is not None and hit not in credited:  # `a/x.h`, `b/x.h` and `x.h` of a diff name one file
+            credited.add(hit)
             ev.bump(ev.corpus.by_path[hit], "path", weight, f"report mentions {p}")
 
 
@@ -188,7 +190,8 @@ def links(ev: Evidence, report: Report, weight: float, config: RankConfig) -> No
     for link in report.focus.links:
         hit = ev.matcher.match(link.path)
         if hit is not None:
-            ev.point_at(ev.corpus.by_path[hit], link.line, weight, f"the report points at line {link.line}")
+            line = link.line_in(ev.corpus.texts[hit]) if link.text else link.line
+            ev.point_at(ev.corpus.by_path[hit], line, weight, f"the report points at line {line}")
 
 
 def quotes(ev: Evidence, report: Report, weight: float, config: RankConfig) -> None:

@@ -298,3 +298,49 @@ def test_a_hostile_address_is_read_in_linear_time():
     started = time.perf_counter()
     assert Focus.from_text(text).links == ()
     assert time.perf_counter() - started < 10
+
+
+DIFF_REPORT = """It compiles only after this change:
+
+```diff
+--- a/include/fmt/std.h
++++ b/include/fmt/std.h
+@@ -184,7 +184,7 @@ FMT_END_NAMESPACE
+ FMT_BEGIN_NAMESPACE
+ FMT_EXPORT
+ template <std::size_t N, typename Char>
+-struct formatter<std::bitset<N>, Char> : nested_formatter<string_view> {
++struct formatter<std::bitset<N>, Char> : nested_formatter<basic_string_view<Char>, Char> {
+  private:
+   // Functor
+   struct writer {
+@@ -204,4 +204,5 @@ struct formatter<std::bitset<N>, Char> {
+   auto format(const std::bitset<N>& bs, FormatContext& ctx) const
+-      -> decltype(ctx.out()) {
+-    return write_padded(ctx, writer{bs});
++      -> decltype(ctx.out()) const {
++    return this->write_padded(ctx, writer{bs});
+   }
++  // added
+--- /dev/null
++++ b/src/new.cc
+@@ -0,0 +1,2 @@
++int x;
++int y;
+```
+"""
+
+
+def test_the_lines_a_diff_in_the_report_removes_are_links_with_their_text():
+    links = Focus.from_text(DIFF_REPORT).links
+    assert [(link.path, link.line, link.end_line) for link in links] == [
+        ("include/fmt/std.h", 187, None), ("include/fmt/std.h", 205, 206), ("include/fmt/std.h", 207, None)]
+    assert links[0].text == "struct formatter<std::bitset<N>, Char> : nested_formatter<string_view> {"
+    assert links[2].text == "}"  # an insertion points at the line it follows
+
+
+def test_a_diff_link_finds_its_line_when_the_file_has_moved():
+    link = Focus.from_text(DIFF_REPORT).links[0]
+    source = "// a\n// b\n" + "\n" * 186 + "struct formatter<std::bitset<N>, Char> : nested_formatter<string_view> {\n"
+    assert link.line_in(source) == 189
+    assert link.line_in("nothing here\n") == 187

@@ -147,17 +147,21 @@ def _definition(cite: Citation) -> tuple[int, int]:
     return cite.span or (cite.start, cite.end)
 
 
-def _linked_lines(focus: Focus, path: str, start: int, end: int) -> list[int]:
-    """Lines of [start, end] of `path` that the report links to (`Focus.links`: a permalink, "line 77 of a/b.py")."""
-    return [link.line for link in focus.links if link.names(path) and start <= link.line <= end]
+def _linked_lines(focus: Focus, path: str, start: int, end: int, source: str = "") -> list[int]:
+    """Lines of [start, end] of `path` (whose text is `source`) that the report links to (`Focus.links`: a
+    permalink, "line 77 of a/b.py", a line its diff removes)."""
+    lines = (link.line_in(source) for link in focus.links if link.names(path))
+    return [ln for ln in lines if start <= ln <= end]
 
 
-def pointer(focus: Focus, path: str, line: int, code: str) -> Literal["link", "quote"] | None:
-    """How the report itself points at line `line` of `path` (whose text is `code`): a link to it, a quote of it,
-    or not at all."""
-    if _linked_lines(focus, path, line, line):
-        return "link"
-    return "quote" if " ".join(code.split()) in focus.quoted_code else None
+def pointer(focus: Focus, path: str, line: int, code: str) -> Literal["link", "patch", "quote"] | None:
+    """How the report itself points at line `line` of `path` (whose text is `code`): a link to it, a line its diff
+    changes, a quote of it, or not at all."""
+    folded = " ".join(code.split())
+    for link in focus.links:
+        if link.names(path) and (link.line == line or link.text == folded != ""):
+            return "patch" if link.text else "link"
+    return "quote" if folded in focus.quoted_code else None
 
 
 def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[str, float], texts: dict[str, str],
@@ -172,7 +176,7 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
     exclude = {c.symbol.rpartition(".")[2] for c in cites if c.symbol}
     named = named_items(list(focus.code_identifiers), list(focus.options), exclude)
     findings = reason(report, path, source, spans, named=named, terms=terms) if spans else []
-    linked = _linked_lines(focus, path, *spans[0][:2]) if prime and prime[0] == 0 else []
+    linked = _linked_lines(focus, path, *spans[0][:2], source) if prime and prime[0] == 0 else []
     if linked:  # the reporter's own pointer into the first definition outranks a rule's choice of line
         lo, hi = window(linked[0], spans[0][0], spans[0][1], config.first_range_lines)
         findings = [f for f in findings if f.symbol == spans[0][2] and lo <= f.line <= hi]

@@ -343,7 +343,8 @@ def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) 
         # the quoted text may be an error message or a fragment of the report's own code
         return f"{where} holds text the report quotes: line {held} reads `{lines[held - 1].strip()[:160]}`.", False
     pointed = pointer(focus, prime.path, anchor, code) if code and anchor else None
-    how = {"link": "is the line the report links to", "quote": "is the line the report quotes"}.get(
+    how = {"link": "is the line the report links to", "patch": "is a line the report's patch changes",
+           "quote": "is the line the report quotes"}.get(
         pointed or "", "shares the most terms with the report")
     read = f" Line {anchor} there {how}: `{code[:160]}`." if code else ""
     if held is not None:  # outside the cited definition (a class attribute beside the member cited)

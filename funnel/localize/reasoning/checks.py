@@ -18,6 +18,9 @@ Check = Callable[[dict[str, str], str, str], dict[str, str] | None]
 _COUNTISH = re.compile(r"\blen\(|count|total|size|num|length|\bn\b|_n\b|\bn_|sum\(|width|height|step|days|months")
 _TZ_KW = re.compile(r"\btzinfo\s*=|\btz\s*=")
 _NOW = {"now", "utcnow", "today", "fromtimestamp", "utcfromtimestamp"}
+_IDENT_RE = re.compile(r"[A-Za-z_$][\w$]*")
+_TYPE_NAME = re.compile(r"[A-Z][a-z]\w*")
+"""A CamelCase name (`Objects`, `Math`, `Path`): by every language's convention a class or namespace, not a value."""
 _MODIFIERS = {"remove", "add", "put", "clear", "addAll", "removeAll", "removeIf", "set", "insert"}
 
 
@@ -62,8 +65,26 @@ def key_named(c: dict[str, str], named: str, enclosing: str) -> dict[str, str] |
     return {}
 
 
+_NEVER_NONE = frozenset({"self", "cls", "this", "super", "super()"})
+"""Receivers that are never `None`, null or undefined where they are read."""
+
+
+def _imported(name: str, imports: str) -> bool:
+    """Whether the file's import lines bind `name` (`import os`, `from a import b as name`, `const x = require(`,
+    `import name from`): a module or class, never `None`."""
+    n = re.escape(name)
+    return re.search(rf"\bimport\s+(?:[\w.]+\s*,\s*)*{n}\b(?!\.)|\bas\s+{n}\b|\bimport\s*\([^)]*\b{n}\b|"
+                     rf"\bimport\s+[\w.]+(?:\s+as\s+\w+)?\s*,\s*{n}\b|\b{n}\s*=\s*require\(|"
+                     rf"\bimport\s+{n}\s+from\b|\bimport\s*\{{[^}}]*\b{n}\b", imports) is not None
+
+
 def attribute_named(c: dict[str, str], named: str, enclosing: str) -> dict[str, str] | None:
-    """An attribute / member access; with a name in the report only that name counts."""
+    """An attribute / member access on a value that can be unset (not `self`, `super()`, `this`, an imported
+    module or a CamelCase type); with a name in the report only that name counts."""
+    obj = c.get("object", "").strip()
+    if obj in _NEVER_NONE or _TYPE_NAME.fullmatch(obj) or (
+            _IDENT_RE.fullmatch(obj) and _imported(obj, c.get("_imports", ""))):
+        return None
     if named:
         return {"named": "1"} if c.get("name") == named.rpartition(".")[2] else None
     return {}

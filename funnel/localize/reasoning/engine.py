@@ -92,9 +92,11 @@ def selected_kinds(report: str) -> list[tuple[ErrorKind, str]]:
     """Error kinds the report's text selects, with the name its message mentions (or "")."""
     out = []
     for kind in KINDS:
-        m = re.search(kind.trigger, report, re.I)
-        if m:
-            out.append((kind, (m.groupdict().get("name") or "") if m.groupdict() else ""))
+        matches = list(re.finditer(kind.trigger, report, re.I))
+        if matches:
+            # `AttributeError: 'NoneType' object has no attribute 'x'`: the generic alternative matches first
+            names = [m.groupdict().get("name") for m in matches]
+            out.append((kind, next((n for n in names if n), "")))
     return out
 
 
@@ -278,28 +280,39 @@ def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Spa
         if k is None or not code or code.startswith(_COMMENT) or ln == spans[k][0]:
             continue
         found = [n for n in dict.fromkeys(_IDENT.findall(code)) if n in named]
-        # a keyword the report wrote (`is not None`) or a word of a message string says the line reads like the
-        # report, yet it is no name the line reads
-        outside = set(_IDENT.findall(_outside_messages(raw, messages[ln]))) if ln in messages else None
-        items = [n for n in found if n not in not_values.get(ln, ()) and (outside is None or n in outside)]
-        if not items:
+        # a keyword the report wrote (`is not None`) says the line reads like the report's code, yet it is no name
+        values = [n for n in found if n not in not_values.get(ln, ())]
+        if not values:
             continue
+        # a word of a message string names what the line reports, not a value it reads
+        outside = set(_IDENT.findall(_outside_messages(raw, messages[ln]))) if ln in messages else None
+        read = [n for n in values if outside is None or n in outside]
         role = roles.get(ln, "")
-        item = max(items, key=lambda n: named[n])
+        item = max(read or values, key=lambda n: named[n])
         weight = sum(named[n] for n in found) * _ROLE_FACTOR[role]
         overlap = math.fsum(terms.get(t, 0.0) for t in set(tokenize(code)))
         score = weight + min(overlap, 20.0) / 40.0 + 0.2 * (1.0 - min(k, 3) / 3)
-        where = f"{path.rpartition('/')[2]}:{ln}"
-        verb = {"compared": "decides the reported case", "returned": "produces the returned value",
-                "passed": "passes it on", "defaulted": "sets its default"}.get(role, "uses it")
+        mechanism, change = _behaviour_words(item, role if read else "message", f"{path.rpartition('/')[2]}:{ln}",
+                                             _short(code), ln)
         out.append(Finding(
-            path=path, line=ln, symbol=spans[k][2], rule="behaviour", error="",
-            mechanism=f"`{item}`, which the report names, is {role or 'read'} at {where} (`{_short(code)}`): "
-                      f"this line {verb}, so the reported behaviour is decided here",
-            change=f"check how line {ln} handles `{item}` in the reported case and correct the "
-                   f"{'condition' if role == 'compared' else 'value'} there",
+            path=path, line=ln, symbol=spans[k][2], rule="behaviour", error="", mechanism=mechanism, change=change,
             suggestion="", score=score))
     return out
+
+
+def _behaviour_words(item: str, role: str, where: str, code: str, line: int) -> tuple[str, str]:
+    """The mechanism and the proposed edit of a behaviour finding; `role` "message" when the report's name stands
+    only in a message string of the line."""
+    if role == "message":
+        return (f"`{item}`, which the report names, appears in the message at {where} (`{code}`): this line reports "
+                f"the case, so the check that leads to it decides the reported behaviour",
+                f"check the condition that leads to line {line} and the message it gives against the reported case")
+    verb = {"compared": "decides the reported case", "returned": "produces the returned value",
+            "passed": "passes it on", "defaulted": "sets its default"}.get(role, "uses it")
+    return (f"`{item}`, which the report names, is {role or 'read'} at {where} (`{code}`): this line {verb}, so the "
+            f"reported behaviour is decided here",
+            f"check how line {line} handles `{item}` in the reported case and correct the "
+            f"{'condition' if role == 'compared' else 'value'} there")
 
 
 def named_items(code_identifiers: list[str], options: list[str], exclude: set[str]) -> dict[str, float]:

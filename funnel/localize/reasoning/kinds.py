@@ -98,6 +98,15 @@ KINDS: tuple[ErrorKind, ...] = (
                          "(#eq? @callee \"pop\")) @hit", weight=1.0,
                      mechanism="`{object}.pop()` at {line} fails on an empty sequence",
                      change="check that `{object}` is not empty before popping at {line}"))),
+    ErrorKind("python.missing_attribute", "AttributeError (missing attribute)",
+              r"(?:'(?!NoneType')[\w.]+' object|module '[\w.]+') has no attribute '(?P<name>\w+)'",
+              (Shape(PY, "(attribute object: (_) @object attribute: (identifier) @name) @hit",
+                     check="name_matches", weight=2.0,
+                     mechanism="`{object}.{name}` at {line} reads `{name}`, which `{object}` does not have in the "
+                               "reported case: it is set on some paths only, or under another name",
+                     change="make sure `{name}` is set before {line} runs (where the object is built), or guard "
+                            "the read at {line}",
+                     suggestion="getattr({object}, \"{name}\", None)"),)),
     ErrorKind("python.none_attribute", "AttributeError on None",
               r"'NoneType' object has no attribute '(?P<name>\w+)'|NoneType'? object (?:is not|has no)|AttributeError",
               (Shape(PY, "(attribute object: (_) @object attribute: (identifier) @name) @hit",

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.replay_lines import _knobs
-from funnel.explorers.offline.lines import best_line, evidence_window, narrow_prime, pad, window
+from funnel.explorers.offline.lines import best_line, evidence_window, narrow_prime, pad, pointer, window
 from funnel.explorers.offline.writer import Citation, WriterConfig
 from repomap.focus import Focus
 from schemas.enums import Role
@@ -173,3 +173,11 @@ def test_the_line_replay_takes_writer_knobs_and_refuses_an_unknown_one_or_a_bad_
         with pytest.raises(SystemExit):
             _knobs(parser, [setting])
         assert why in capsys.readouterr().err
+
+
+def test_a_line_the_reports_diff_removes_is_named_as_the_patchs_line_wherever_it_now_stands():
+    focus = Focus.from_text("Fix:\n```diff\n--- a/pkg/render.py\n+++ b/pkg/render.py\n@@ -4,3 +4,3 @@\n def f(x):\n"
+                            "-    y = x.split(sep)\n+    y = x.split(sep or None)\n     return y\n```\n")
+    assert pointer(focus, "pkg/render.py", 9, "    y = x.split(sep)") == "patch"
+    assert pointer(focus, "pkg/render.py", 5, "    return y") == "patch"  # the line the hunk names
+    assert pointer(focus, "pkg/other.py", 5, "    y = x.split(sep)") is None

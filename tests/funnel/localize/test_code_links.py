@@ -86,3 +86,17 @@ async def test_the_diagnosis_says_the_report_links_to_its_first_line(tmp_path):
     assert (first.path, first.symbol) == ("pkg/render.py", "render_body") and first.line_start <= 7 <= first.line_end
     assert "Line 7 there is the line the report links to" in diagnosis.root_cause.explanation
     assert "only the best lexical match" not in diagnosis.root_cause.explanation
+
+
+def test_a_line_the_reports_diff_removes_puts_its_definition_first_even_when_the_file_moved(tmp_path):
+    root = _make(tmp_path, REPO)
+    text = ("Card title rendering drops the separator\n\nThe card title and body render wrong with a custom card "
+            "title prefix and a title separator. This fixes it for me:\n\n```diff\n--- a/pkg/render.py\n"
+            "+++ b/pkg/render.py\n@@ -4,4 +4,4 @@\n \n def render_body(card, body):\n"
+            "-    lines = body.split(card.separator)\n+    lines = body.split(card.separator or None)\n"
+            "     return [line for line in lines if line]\n```\n")
+    ranking = rank(Corpus.build(root, sorted(REPO)), text, Focus.from_text(text), config=RankConfig())
+    top = ranking.candidates[0]
+    assert top.path == "pkg/render.py" and 7 in top.lines
+    assert affected_entries(ranking)[0] == ("pkg/render.py", "render_body")
+    assert "the report points at line 7" in top.symbols[0].reasons  # the hunk said line 6

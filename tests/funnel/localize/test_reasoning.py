@@ -37,6 +37,10 @@ CASES = [
      "mean() of an empty list: ZeroDivisionError: division by zero", 3, "python.zero_division", ""),
     ("python", "conf.py", "def load(data, name):\n    section = data['section']\n    return section[name]\n",
      "KeyError: 'section' when the file is empty", 2, "python.key_error", "data.get('section')"),
+    ("python", "art3d.py",
+     "class Poly:\n    def get_facecolor(self):\n        colors = self._facecolors\n        return self._facecolors2d\n",
+     "AttributeError: 'Poly' object has no attribute '_facecolors2d'", 4, "python.missing_attribute",
+     'getattr(self, "_facecolors2d", None)'),
     ("javascript", "src/header.js",
      "function parse(req) {\n  const h = req.headers;\n  const n = h.length;\n  return req.headers.host;\n}\n",
      "TypeError: Cannot read properties of undefined (reading 'host')", 4, "js.undefined_property", "?.host"),
@@ -191,5 +195,25 @@ def test_the_standard_librarys_root_and_rusts_prelude_types_name_nothing_of_the_
 def test_a_word_inside_a_message_string_is_no_value_the_line_reads(path, source, line):
     lines = source.count("\n")
     named = named_items(["paging"], [], {"f", "run", "new"})
-    found = reason("`paging` is ignored", path, source, [(1, lines, "f")], named=named, terms={})
-    assert [f.line for f in found] == [line]  # a key string ("paging") and interpolated code still count
+    found = {f.line: f for f in reason("`paging` is ignored", path, source, [(1, lines, "f")], named=named, terms={})}
+    assert "appears in the message at" in found[3].mechanism and "is read" not in found[3].mechanism
+    assert "message it gives" in found[3].change
+    # a key string ("paging") and interpolated code are read
+    assert "appears in the message" not in found[line].mechanism and f":{line} (" in found[line].mechanism
+
+
+@pytest.mark.parametrize("receiver", ["super()", "self", "signing", "Path"])
+def test_an_attribute_of_a_receiver_that_is_never_none_is_not_the_none_attribute_line(receiver):
+    source = ("from django.core import signing\nfrom pathlib import Path\n\n\nclass Store:\n"
+              "    def load(self, data):\n        value = data.get('x')\n"
+              f"        out = {receiver}.loads(data)\n        return value.strip()\n")
+    found = reason("AttributeError in load", "store.py", source, [(6, 9, "Store.load")], named={}, terms={})
+    assert [f.line for f in found] == [7, 9]  # `data.get`, `value.strip`; never `{receiver}.loads`
+
+
+@pytest.mark.parametrize("report, name", [
+    ("AttributeError: 'NoneType' object has no attribute 'strip'", "strip"),
+    ('java.lang.NullPointerException: Cannot invoke "String.length()" because "s" is null', "String.length"),
+])
+def test_the_name_in_the_error_message_is_read_even_after_the_error_type(report, name):
+    assert [n for _, n in selected_kinds(report)] == [name]
