@@ -204,7 +204,7 @@ class Corpus:
         """Paths whose head carries a code generator's mark (`Code generated ... DO NOT EDIT`, Bison, flex,
         protoc, ANTLR...): the fix goes into the generator's input, not into its output."""
         if self._generated is None:
-            marked = [p for p, t in self.texts.items() if is_generated(t)]
+            marked = [p for p, t in self.texts.items() if is_generated(t, p)]
             self._generated = generated_paths(marked, self.attributes)
         return self._generated
 

@@ -1,7 +1,7 @@
 """What in a tree is not the project's own code: a generator's output and third-party copies.
 
-Both are guessed from the files (a generator's mark in a file's head, a vendoring directory's name, a package
-nested in another that declares its own version) and then settled by what the project declares in its
+Both are guessed from the files (a generator's mark in a file's head, minified JavaScript or CSS, a vendoring
+directory's name, a package nested in another that declares its own version) and then settled by what the project declares in its
 `.gitattributes` (`funnel.localize.linguist`): a fix goes into the generator's input or upstream, not into
 these files, so the ranking weighs them down (`RankConfig.generated_factor`, `vendored_factor`).
 """
@@ -32,10 +32,18 @@ _GENERATED_WORDS = ("enerated", "EDIT", "edit", "Bison", "amalgamation", "merged
 alternatives at every position costs as much as the rest of a small tree's ranking)."""
 
 
-def is_generated(text: str) -> bool:
-    """A code generator's mark in the head of a file's text."""
+_MINIFIABLE = (".js", ".mjs", ".cjs", ".css")
+_MINIFIED_LINE = 110
+"""Linguist's measure of a minified file: a JavaScript or CSS file whose lines average more characters than this."""
+
+
+def is_generated(text: str, path: str = "") -> bool:
+    """A code generator's mark in the head of a file's text, or, for JavaScript and CSS, minified text (a bundled
+    `jquery.js`, Linguist's `minified_files?`): the fix goes into the sources it was built from."""
     head = text[:_GENERATED_HEAD]
-    return any(word in head for word in _GENERATED_WORDS) and _GENERATED.search(head) is not None
+    if any(word in head for word in _GENERATED_WORDS) and _GENERATED.search(head) is not None:
+        return True
+    return path.endswith(_MINIFIABLE) and len(text) > _MINIFIED_LINE * (text.count("\n") + 1)
 
 
 def declares_version(path: str, text: str) -> bool:

@@ -231,7 +231,7 @@ def _record(gate: Gate, path: str, spans: list[SymbolSpan] | None, max_file_byte
     text = data.decode("utf-8", errors="replace")
     spans = regex_definitions(path, text) if spans is None else spans
     terms, length, sym_terms = count_file(path, text, spans)
-    flags = (GENERATED if is_generated(text) else 0) | (OWN_VERSION if declares_version(path, text) else 0)
+    flags = (GENERATED if is_generated(text, path) else 0) | (OWN_VERSION if declares_version(path, text) else 0)
     return FileRecord(terms, length, sym_terms, [dataclasses.astuple(s) for s in spans], flags)
 
 

@@ -43,6 +43,26 @@ def test_an_amalgamated_single_header_is_generated_and_its_sources_are_not(head)
     assert not is_generated("// Copyright Catch2 Authors\n// Edit the templates, then regenerate the docs.\n")
 
 
+def test_minified_javascript_and_css_are_generated_and_readable_sources_are_not():
+    bundle = "/*! jQuery v1.4 */\n" + "(function(){var R=/((?:\\((?:\\([^()]+\\)|[^()]+)+\\))/g;" * 40 + "})();\n"
+    assert is_generated(bundle, "examples/public/javascripts/jquery.js")
+    assert is_generated(bundle, "static/app.min.css")
+    assert not is_generated(bundle, "src/parser.py")  # only JavaScript and CSS are minified
+    assert not is_generated("function f(x) {\n  return x + 1;\n}\n" * 20, "lib/router.js")
+
+
+def test_a_minified_bundle_ranks_below_the_code_the_report_is_about(tmp_path):
+    bundle = "(function(){var upload=function(file){return file.write(part.tempfile)};" * 30 + "})();\n"
+    files = {"lib/upload.js": "function upload(file, part) {\n  return file.write(part.tempfile);\n}\n",
+             "examples/public/javascripts/bundle.js": bundle}
+    root = _make(tmp_path, files)
+    corpus = Corpus.build(root, sorted(files))
+    text = "Incomplete file upload\n\nThe upload writes an incomplete tempfile for each part of the file."
+    paths = [c.path for c in rank(corpus, text, Focus.from_text(text)).candidates]
+    assert "examples/public/javascripts/bundle.js" in corpus.generated
+    assert paths[0] == "lib/upload.js"
+
+
 def test_type_declaration_files_are_not_code():
     assert is_doc("index.d.ts") and is_doc("index.d.cts") and is_doc("types/index.d.mts")
     assert not is_doc("lib/index.cts") and not is_doc("lib/d.ts.js")
