@@ -59,6 +59,7 @@ class ErrorKind:
     """Shapes that raise it."""
 
 
+_PY_ATTRIBUTE = "(attribute object: (_) @object attribute: (identifier) @name) @hit"
 _PY_CALL = ("(call function: [(identifier) @callee (attribute attribute: (identifier) @callee)] @fn "
             "arguments: (argument_list) @args) @hit")
 
@@ -100,7 +101,7 @@ KINDS: tuple[ErrorKind, ...] = (
                      change="check that `{object}` is not empty before popping at {line}"))),
     ErrorKind("python.missing_attribute", "AttributeError (missing attribute)",
               r"(?:'(?!NoneType')[\w.]+' object|module '[\w.]+') has no attribute '(?P<name>\w+)'",
-              (Shape(PY, "(attribute object: (_) @object attribute: (identifier) @name) @hit",
+              (Shape(PY, _PY_ATTRIBUTE,
                      check="name_matches", weight=2.0,
                      mechanism="`{object}.{name}` at {line} reads `{name}`, which `{object}` does not have in the "
                                "reported case: it is set on some paths only, or under another name",
@@ -109,7 +110,7 @@ KINDS: tuple[ErrorKind, ...] = (
                      suggestion="getattr({object}, \"{name}\", None)"),)),
     ErrorKind("python.none_attribute", "AttributeError on None",
               r"'NoneType' object has no attribute '(?P<name>\w+)'|NoneType'? object (?:is not|has no)|AttributeError",
-              (Shape(PY, "(attribute object: (_) @object attribute: (identifier) @name) @hit",
+              (Shape(PY, _PY_ATTRIBUTE,
                      check="attribute_named", weight=1.5,
                      mechanism="`{object}.{name}` at {line} is read without checking that `{object}` is set, and "
                                "it can be `None` here",
