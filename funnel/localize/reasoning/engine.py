@@ -304,8 +304,8 @@ def _behaviour_words(item: str, role: str, where: str, code: str, line: int) -> 
     """The mechanism and the proposed edit of a behaviour finding; `role` "message" when the report's name stands
     only in a message string of the line."""
     if role == "message":
-        return (f"`{item}`, which the report names, appears in the message at {where} (`{code}`): this line reports "
-                f"the case, so the check that leads to it decides the reported behaviour",
+        return (f"`{item}`, which the report names, appears in the message at {where} (`{code}`): the check that "
+                f"leads to this line may decide the reported case",
                 f"check the condition that leads to line {line} and the message it gives against the reported case")
     verb = {"compared": "decides the reported case", "returned": "produces the returned value",
             "passed": "passes it on", "defaulted": "sets its default"}.get(role, "uses it")
