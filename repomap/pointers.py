@@ -52,6 +52,10 @@ class CodeLink:
     """Last line of a range (`#L10-L20`), when written."""
     text: str = ""
     """The first line's own text, whitespace-folded, where the report gives it (a diff's removed line)."""
+    added: tuple[str, ...] = ()
+    """The lines a diff puts in place of these (or after this one), whitespace-folded."""
+    inserts: bool = False
+    """A diff adds lines after this one and removes none."""
 
     def names(self, path: str) -> bool:
         """Whether `path` is the file this link names: the same path, or one ending in it."""
@@ -93,29 +97,45 @@ def _permalink(url: str) -> CodeLink | None:
     return CodeLink(path, int(lines.group(1)), int(lines.group(2)) if lines.group(2) else None)
 
 
+@dataclass
+class _Run:
+    """A run of a hunk's changed lines, as it is read."""
+
+    start: int
+    end: int
+    text: str
+    inserts: bool
+    added: list[str]
+
+    def link(self, path: str) -> CodeLink:
+        return CodeLink(path, self.start, self.end if self.end != self.start else None, " ".join(self.text.split()),
+                        tuple(" ".join(a.split()) for a in self.added if a.strip()), self.inserts)
+
+
 def _hunk_links(path: str, first: int, body: str) -> list[CodeLink]:
     """The old file's lines a unified-diff hunk removes (a run of `-` lines), or the line an insertion follows,
-    each with its text (`CodeLink.text`)."""
+    each with its text and what the patch puts there (`CodeLink.text`, `added`)."""
     out: list[CodeLink] = []
     line, run, before = first, None, ""
     for row in body.split("\n"):
         if row.startswith("-"):
-            run = run or (line, line, row[1:])
-            run = (run[0], line, run[2])
+            run = run or _Run(line, line, row[1:], False, [])
+            run.end = line
             line += 1
         elif row.startswith("+"):
-            run = run or (max(line - 1, 1), max(line - 1, 1), before)
+            run = run or _Run(max(line - 1, 1), max(line - 1, 1), before, True, [])
+            run.added.append(row[1:])
         elif row.startswith("\\"):  # "\ No newline at end of file"
             continue
         elif row.startswith(" ") or not row:
             if run:
-                out.append(CodeLink(path, run[0], run[1] if run[1] != run[0] else None, " ".join(run[2].split())))
+                out.append(run.link(path))
             run, before = None, row[1:]
             line += 1
         else:
             break
     if run:
-        out.append(CodeLink(path, run[0], run[1] if run[1] != run[0] else None, " ".join(run[2].split())))
+        out.append(run.link(path))
     return out
 
 

@@ -336,7 +336,8 @@ def test_the_lines_a_diff_in_the_report_removes_are_links_with_their_text():
     assert [(link.path, link.line, link.end_line) for link in links] == [
         ("include/fmt/std.h", 187, None), ("include/fmt/std.h", 205, 206), ("include/fmt/std.h", 207, None)]
     assert links[0].text == "struct formatter<std::bitset<N>, Char> : nested_formatter<string_view> {"
-    assert links[2].text == "}"  # an insertion points at the line it follows
+    assert links[0].added == ("struct formatter<std::bitset<N>, Char> : nested_formatter<basic_string_view<Char>, Char> {",)
+    assert links[2].text == "}" and links[2].inserts and links[2].added == ("// added",)  # the line it follows
 
 
 def test_a_diff_link_finds_its_line_when_the_file_has_moved():

@@ -202,7 +202,8 @@ def write_report(
     found = prime.finding
     explanation_parts = _explanation(prime, top, focus, texts, weak=weak, found=found)
     evidence = _evidence(cites, quotes, searched)
-    changes = [DraftChange(path=prime.path, symbol=prime.symbol, description=_change(found, focus))]
+    description = _patched(prime, focus, texts.get(prime.path, "")) or _change(found, focus)
+    changes = [DraftChange(path=prime.path, symbol=prime.symbol, description=description)]
     span = prime.end - prime.start + 1
     complexity = Complexity.small if span <= 60 else Complexity.medium
     draft = ReportDraft(
@@ -284,6 +285,26 @@ def _change(found: Finding | None, focus: Focus) -> str:
     if found.suggestion:
         text += f", for example `{found.suggestion}`"
     return text + "; add a regression test reproducing the report."
+
+
+def _patched(prime: Citation, focus: Focus, source: str) -> str:
+    """The proposed edit when the report carries a patch changing a line of the prime suspect's first range: that
+    edit, in words (never applied), ahead of any rule's."""
+    for link in focus.links:
+        if not link.text or not link.names(prime.path):
+            continue
+        line = link.line_in(source)
+        if not prime.start <= line <= prime.end:
+            continue
+        new = f"`{_clip(' '.join(link.added), 120)}`"
+        if link.inserts:
+            edit = f"The report's patch adds {new} after line {line}"
+        elif link.added:
+            edit = f"The report's patch replaces line {line} (`{_clip(link.text, 80)}`) with {new}"
+        else:
+            edit = f"The report's patch removes line {line} (`{_clip(link.text, 80)}`)"
+        return edit + ": check it against the reported behaviour; add a regression test reproducing the report."
+    return ""
 
 
 def _quoted_line(lines: list[str], focus: Focus) -> int | None:

@@ -130,3 +130,18 @@ async def test_the_proposed_change_quotes_a_message_never_a_fragment_of_code(tmp
     description = result.diagnosis.proposed_changes[0].description
     assert "<<" not in description
     assert "“nothing is printed at all”" in description or "report shows" not in description
+
+
+async def test_a_patch_in_the_report_for_the_cited_line_is_the_proposed_change(tmp_path):
+    root = _make(tmp_path / "repo", {"pkg/render.py": "def render_title(card, title):\n    return title\n\n\n"
+                                     "def render_body(card, body):\n    lines = body.split(card.separator)\n"
+                                     "    return [line for line in lines if line]\n"})
+    text = ("Card rendering drops the separator\nThis fixes it for me:\n```diff\n--- a/pkg/render.py\n"
+            "+++ b/pkg/render.py\n@@ -5,3 +5,3 @@\n def render_body(card, body):\n"
+            "-    lines = body.split(card.separator)\n+    lines = body.split(card.separator or None)\n"
+            "     return [line for line in lines if line]\n```\n")
+    diagnosis = (await investigate(_report(text), root, explorer=OfflineExplorer())).diagnosis
+    assert diagnosis.proposed_changes[0].description.startswith(
+        "The report's patch replaces line 6 (`lines = body.split(card.separator)`) with "
+        "`lines = body.split(card.separator or None)`")
+    assert diagnosis.proposed_changes[0].diff is None  # described, never applied
