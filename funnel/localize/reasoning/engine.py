@@ -244,7 +244,7 @@ def _message_columns(root: Node, first: int, last: int) -> dict[int, list[tuple[
         if node.type not in _STRINGS:
             continue
         inner = re.sub(r"""^[A-Za-z]*[#'"`]+|[#'"`]+$""", "", _text(node))
-        if _KEY.fullmatch(inner):
+        if _KEY.fullmatch(inner) and "://" not in inner:  # an address is prose, not a key
             continue
         mark(node, False)
         for sub in _overlapping(node, first, last):

@@ -191,6 +191,7 @@ def test_the_standard_librarys_root_and_rusts_prelude_types_name_nothing_of_the_
                '    if paging { return 0; }\n    y\n}\n', 4),
     ("a.py", 'def f(paging, other):\n    x = 1\n    log("paging is off")\n    raise ValueError(f"bad {paging}")\n', 4),
     ("a.js", 'function f(paging) {\n  let x = 1;\n  log("paging is off");\n  return `bad ${paging}`;\n}\n', 4),
+    ("b.py", 'def f(paging, other):\n    x = 1\n    log("https://example.org/paging")\n    return paging\n', 4),
 ])
 def test_a_word_inside_a_message_string_is_no_value_the_line_reads(path, source, line):
     lines = source.count("\n")
