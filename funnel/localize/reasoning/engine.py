@@ -209,7 +209,7 @@ def _prose_columns(root: Node, lines: list[str], first: int, last: int) -> dict[
             continue
         s, e = node.start_point[0] + 1, node.end_point[0] + 1
         out.update(dict.fromkeys(range(s + 1, e + 1), 0))
-        head = lines[s - 1].encode() if 0 < s <= len(lines) else b""
+        head = lines[s - 1].encode("utf-8", "surrogatepass") if 0 < s <= len(lines) else b""
         column = 0 if not head[: node.start_point[1]].strip() else node.start_point[1]
         out[s] = min(out.get(s, column), column)
     return out
@@ -275,7 +275,7 @@ def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Spa
     messages = _message_columns(root, first, last)
     for ln in range(first, min(last, len(lines)) + 1):
         k = _span_of(ln, spans)
-        raw = lines[ln - 1].encode()[: prose.get(ln)] if ln in prose else lines[ln - 1].encode()
+        raw = lines[ln - 1].encode("utf-8", "surrogatepass")[: prose.get(ln)]  # byte columns, as the tree has them
         code = raw.decode("utf-8", "replace").strip()
         if k is None or not code or code.startswith(_COMMENT) or ln == spans[k][0]:
             continue

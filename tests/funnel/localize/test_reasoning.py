@@ -218,3 +218,10 @@ def test_an_attribute_of_a_receiver_that_is_never_none_is_not_the_none_attribute
 ])
 def test_the_name_in_the_error_message_is_read_even_after_the_error_type(report, name):
     assert [n for _, n in selected_kinds(report)] == [name]
+
+
+def test_a_line_holding_an_undecodable_byte_is_read_without_error():
+    source = 'def f(paging):\n    x = "caf\udce9"\n    if paging:\n        return x\n'
+    named = named_items(["paging"], [], {"f"})
+    found = reason("`paging` is ignored", "a.py", source, [(1, 4, "f")], named=named, terms={})
+    assert [f.line for f in found] == [3]
