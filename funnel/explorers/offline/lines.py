@@ -159,8 +159,8 @@ def pointer(focus: Focus, path: str, line: int, code: str) -> Literal["link", "p
     changes, a quote of it, or not at all."""
     folded = " ".join(code.split())
     for link in focus.links:
-        if link.names(path) and (link.line == line or link.text == folded != ""):
-            return "patch" if link.text else "link"
+        if link.names(path) and (link.text == folded if link.text else link.line == line):
+            return "patch" if link.text else "link"  # a patch's line is known by its text: the file may have moved
     return "quote" if folded in focus.quoted_code else None
 
 

@@ -179,5 +179,5 @@ def test_a_line_the_reports_diff_removes_is_named_as_the_patchs_line_wherever_it
     focus = Focus.from_text("Fix:\n```diff\n--- a/pkg/render.py\n+++ b/pkg/render.py\n@@ -4,3 +4,3 @@\n def f(x):\n"
                             "-    y = x.split(sep)\n+    y = x.split(sep or None)\n     return y\n```\n")
     assert pointer(focus, "pkg/render.py", 9, "    y = x.split(sep)") == "patch"
-    assert pointer(focus, "pkg/render.py", 5, "    return y") == "patch"  # the line the hunk names
+    assert pointer(focus, "pkg/render.py", 5, "    return y") is None  # the hunk's number, another line's text
     assert pointer(focus, "pkg/other.py", 5, "    y = x.split(sep)") is None
