@@ -159,8 +159,8 @@ def parse_links(prose: str) -> tuple[CodeLink, ...]:
     """Lines of source files the report points at, in written order: permalinks
     (`https://host/o/r/blob/REF/a/b.py#L77-L80`) and prose ("line 77 of a/b.py", "a/b.py, line 77", "a/b.py - line
     77") and the lines a unified diff removes (a reporter's patch, of any file); a link written twice (also as a
-    shorter path to the same line) is kept once. `prose` is the report
-    without its stack-frame lines (`focus.strip_frames`)."""
+    shorter path to the same line) is kept once. `prose` is the report without its stack-frame lines
+    (`focus.strip_frames`)."""
     found: list[tuple[int, CodeLink]] = []
     for m in _URL.finditer(prose):
         link = _permalink(m.group(0))
@@ -170,10 +170,9 @@ def parse_links(prose: str) -> tuple[CodeLink, ...]:
         found.append((m.start(), CodeLink(m.group(2), int(m.group(1)))))
     for m in _FILE_LINE.finditer(prose):
         found.append((m.start(), CodeLink(m.group(1), int(m.group(2)))))
-    patched = _diff_links(prose)
+    found = [(at, link) for at, link in found if link.path.rsplit(".", 1)[-1].lower() in _SOURCE_EXT]
     out: list[CodeLink] = []
-    for _, link in sorted(found + patched, key=lambda item: item[0]):
-        source = link.path.rsplit(".", 1)[-1].lower() in _SOURCE_EXT or any(link is d for _, d in patched)
-        if source and not any(o.line == link.line and link.names(o.path) for o in out):
+    for _, link in sorted(found + _diff_links(prose), key=lambda item: item[0]):  # a patch names a file of any kind
+        if not any(o.line == link.line and link.names(o.path) for o in out):
             out.append(link)
     return tuple(out)

@@ -1,9 +1,9 @@
 """What in a tree is not the project's own code: a generator's output and third-party copies.
 
 Both are guessed from the files (a generator's mark in a file's head, minified JavaScript or CSS, a vendoring
-directory's name, a package nested in another that declares its own version) and then settled by what the project declares in its
-`.gitattributes` (`funnel.localize.linguist`): a fix goes into the generator's input or upstream, not into
-these files, so the ranking weighs them down (`RankConfig.generated_factor`, `vendored_factor`).
+directory's name, a package nested in another that declares its own version) and then settled by what the project
+declares in its `.gitattributes` (`funnel.localize.linguist`): a fix goes into the generator's input or upstream,
+not into these files, so the ranking weighs them down (`RankConfig.generated_factor`, `vendored_factor`).
 """
 
 from __future__ import annotations
