@@ -192,6 +192,8 @@ class Candidate:
     """Lines the evidence points at directly (stack frames, literal messages)."""
     reasons: list[str] = field(default_factory=list)
     """Human-readable evidence."""
+    quoted_line: int | None = None
+    """The line holding the text of a message the report quotes (the `messages` signal), when it found one."""
     lift: float = 0.0
     """Part of `score` added by the order-only lifts (`w_title_path`, `w_sibling`, `w_title_bm25`, `w_title_def`);
     `citation_order` and the confidence leave it out, so a lifted file enters the top five without taking more

@@ -146,7 +146,8 @@ def rank(
     candidates: list[Candidate] = []
     for i, d in enumerate(docs):
         score = sum(ev.parts[i].values()) * path_factor(d.path, config, corpus)
-        candidates.append(Candidate(path=d.path, score=score, parts=ev.parts[i], lines=ev.lines[i], reasons=ev.reasons[i]))
+        candidates.append(Candidate(path=d.path, score=score, parts=ev.parts[i], lines=ev.lines[i],
+                                    reasons=ev.reasons[i], quoted_line=ev.quoted_lines.get(i)))
     candidates.sort(key=lambda c: (-c.score, c.path))
     if config.w_title_path > 0 or config.w_sibling > 0 or config.w_title_bm25 > 0 or config.w_title_def > 0:
         _lift(corpus, candidates, config, text, ev.names)

@@ -122,6 +122,8 @@ class Evidence:
     lines: list[list[int]] = field(default_factory=list)
     sym_bonus: dict[tuple[int, int], float] = field(default_factory=dict)
     sym_reasons: dict[tuple[int, int], list[str]] = field(default_factory=dict)
+    quoted_lines: dict[int, int] = field(default_factory=dict)
+    """File index → the line holding the first message fragment the report quotes (`messages`)."""
     matcher: PathMatcher | None = None
     names: Mapping[str, list[tuple[int, int]]] = field(default_factory=dict)
     """Every definition name of the corpus -> (file index, symbol index) of its definitions."""
@@ -310,6 +312,7 @@ def messages(ev: Evidence, report: Report, weight: float, config: RankConfig) ->
                     line = texts[p].count("\n", 0, texts[p].index(key)) + 1
                     ev.bump(i, "message", weight / len(found), f"contains the message “{key[:60]}” (line {line})")
                     ev.point_at(i, line, weight, f"contains the quoted message (line {line})")
+                    ev.quoted_lines.setdefault(i, line)
                 break
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from funnel.localize.calibration import calibrated, prime_language
-from funnel.localize.evidence import Read, literal_keys
+from funnel.localize.evidence import Read
 from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol, report_title
 from funnel.localize.citations import citation_order
 from funnel.explorers.offline.lines import best_line, narrow_prime, pointer
@@ -307,17 +307,6 @@ def _patched(prime: Citation, focus: Focus, source: str) -> str:
     return ""
 
 
-def _quoted_line(lines: list[str], focus: Focus) -> int | None:
-    """The first line of a file holding a literal fragment of a message the report quotes (the ranking's
-    `messages` signal found the file by such a fragment)."""
-    for message in focus.messages[:8]:
-        for key in literal_keys(message):
-            at = next((n for n, text in enumerate(lines, 1) if key in text), None)
-            if at is not None:
-                return at
-    return None
-
-
 def _reads_as_message(text: str) -> bool:
     """A quoted string that reads as a message (`'Good' is not a valid Status`), not a fragment of the report's
     code that happened to stand between two quotes (`, x) << ' ' << fmt::format(`, `{"key": "value"}`)."""
@@ -359,7 +348,7 @@ def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) 
     if top.parts.get("frame") and code:
         text = f"The reported stack trace passes through {where}; at line {anchor} it runs `{code[:120]}`"
         return text + (f", where the failure “{error[:160]}” is raised." if error else "."), False
-    held = _quoted_line(lines, focus) if top.parts.get("message") else None
+    held = top.quoted_line if top.path == prime.path and 0 < (top.quoted_line or 0) <= len(lines) else None
     if held is not None and prime.start <= held <= prime.end:
         # the quoted text may be an error message or a fragment of the report's own code
         return f"{where} holds text the report quotes: line {held} reads `{lines[held - 1].strip()[:160]}`.", False
