@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ("FILE_PATH", "NAME_CHARS", "CodeLink", "parse_links", "quoted_lines")
+__all__ = ("FILE_PATH", "NAME_CHARS", "CodeLink", "fold", "parse_links", "quoted_lines")
 
 _SOURCE_EXT = frozenset(
     "py pyi pyx js jsx mjs cjs ts tsx go java kt kts scala rs c h cc cpp cxx hpp hh hxx rb php cs swift m mm lua pl "
@@ -40,6 +40,12 @@ _STATEMENT = re.compile(r"[A-Za-z_]\w*\s*[(=.\[]")
 _NOT_QUOTES = (">>>", "...", "$", "%", "#", "//", "/*", "*", "In [", "Out[", "from ", "import ", "use ", "Traceback")
 
 
+def fold(text: str) -> str:
+    """`text` with its runs of white space folded to one space and its ends trimmed: how a quoted or patched line is
+    compared with the tree's lines."""
+    return " ".join(text.split())
+
+
 @dataclass(frozen=True)
 class CodeLink:
     """A line of a file the report points at: a code host's permalink or "line N of path" in the prose."""
@@ -69,7 +75,7 @@ class CodeLink:
         lines = source.split("\n")
         for d in range(0, 101):
             for n in dict.fromkeys((self.line - d, self.line + d)):
-                if 0 < n <= len(lines) and " ".join(lines[n - 1].split()) == self.text:
+                if 0 < n <= len(lines) and fold(lines[n - 1]) == self.text:
                     return n
         return self.line
 
@@ -80,7 +86,7 @@ def quoted_lines(blocks: Sequence[str], inline: Sequence[str]) -> tuple[str, ...
     order: not a prompt (`>>>`, `$`), a comment or an import, which match where they are printed, not the code the
     report means."""
     lines = [ln for block in blocks for ln in block.split("\n")] + list(inline)
-    out = (" ".join(ln.split()) for ln in lines)
+    out = (fold(ln) for ln in lines)
     kept = (q for q in out if len(q) >= _QUOTE_MIN and _STATEMENT.search(q) and not q.startswith(_NOT_QUOTES))
     return tuple(dict.fromkeys(kept))[:40]
 
@@ -108,8 +114,8 @@ class _Run:
     added: list[str]
 
     def link(self, path: str) -> CodeLink:
-        return CodeLink(path, self.start, self.end if self.end != self.start else None, " ".join(self.text.split()),
-                        tuple(" ".join(a.split()) for a in self.added if a.strip()), self.inserts)
+        return CodeLink(path, self.start, self.end if self.end != self.start else None, fold(self.text),
+                        tuple(fold(a) for a in self.added if a.strip()), self.inserts)
 
 
 def _hunk_links(path: str, first: int, body: str) -> list[CodeLink]:

@@ -18,6 +18,7 @@ from funnel.localize.candidates import RankConfig
 from funnel.localize.corpus import Corpus, FileDoc
 from funnel.localize.evidence import literal_keys
 from repomap.focus import Focus, PathMatcher, innermost_first, module_candidates, resolve_frames
+from repomap.pointers import fold
 
 __all__ = ("SIGNALS", "Evidence", "Report", "is_code", "is_doc", "is_prose_word", "is_test", "is_test_definition", "is_tooling",
            "path_factor")
@@ -209,7 +210,7 @@ def quotes(ev: Evidence, report: Report, weight: float, config: RankConfig) -> N
         code = [p for p in paths if is_code(p)]
         for p in code:
             if p not in lines:
-                lines[p] = [" ".join(line.split()) for line in texts[p].split("\n")]
+                lines[p] = [fold(line) for line in texts[p].split("\n")]
         found = [(by_path[p], n) for p in code for n, line in enumerate(lines[p], 1) if line == quote]
         files = {i for i, _ in found}
         if not 0 < len(files) <= 3:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from funnel.localize.corpus import tokenize
 from funnel.localize.reasoning import Finding, named_items, reason
 from repomap.focus import Focus
+from repomap.pointers import fold
 from schemas.enums import Role
 
 if TYPE_CHECKING:  # the writer imports this module; its types are only needed for annotations
@@ -157,7 +158,7 @@ def _linked_lines(focus: Focus, path: str, start: int, end: int, source: str = "
 def pointer(focus: Focus, path: str, line: int, code: str) -> Literal["link", "patch", "quote"] | None:
     """How the report itself points at line `line` of `path` (whose text is `code`): a link to it, a line its diff
     changes, a quote of it, or not at all."""
-    folded = " ".join(code.split())
+    folded = fold(code)
     for link in focus.links:
         if link.names(path) and (link.text == folded if link.text else link.line == line):
             return "patch" if link.text else "link"  # a patch's line is known by its text: the file may have moved
