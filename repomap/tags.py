@@ -161,12 +161,38 @@ def _signature(src: bytes, node, max_chars: int) -> str:
     return text
 
 
-def _split_qualified(name: str) -> tuple[str, str]:
-    """`ns::A::f` → ("ns.A", "f"); plain names → ("", name)."""
-    if "::" not in name:
-        return "", name
-    parts = [p for p in name.replace("<", " ").split(" ")[0].split("::") if p]
-    return ".".join(parts[:-1]), (parts[-1] if parts else name)
+_QUALIFIED = frozenset({"qualified_identifier", "scope_resolution"})
+"""Name nodes made of a scope and a name (C++ `ns::A::f`, Ruby `A::B`)."""
+_TEMPLATED = frozenset({"template_type", "template_function"})
+"""Name nodes with template arguments (`A<int>`, `f<T>`): the name is their `name` field."""
+
+
+def _name_parts(src: bytes, node) -> list[str]:
+    """The scopes and the name a `@name` node spells: `ns::A<int>::f` → [ns, A, f], `A::operator bool() const` →
+    [A, operator bool]; a plain name → [name]."""
+    if node.type in _QUALIFIED:
+        scope, name = node.child_by_field_name("scope"), node.child_by_field_name("name")
+        return (_name_parts(src, scope) if scope else []) + (_name_parts(src, name) if name else [])
+    if node.type in _TEMPLATED and node.child_by_field_name("name") is not None:
+        return _name_parts(src, node.child_by_field_name("name"))
+    if node.type == "operator_cast":
+        return [_cast_name(src, node)]
+    return [_text(src, node)]
+
+
+def _cast_name(src: bytes, node) -> str:
+    """A C++ conversion operator's name, its text before the parameter list: `operator const T&() const` →
+    `operator const T&`."""
+    end = node.end_byte
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None:
+        if declarator.type == "abstract_function_declarator":
+            end = declarator.start_byte
+            break
+        # `*()` holds the parameters in its `declarator` field, `&()` as its last child
+        inner = declarator.named_children
+        declarator = declarator.child_by_field_name("declarator") or (inner[-1] if inner else None)
+    return " ".join(src[node.start_byte : end].decode("utf-8", "replace").split())
 
 
 _KIND_RANK = {"type": 1, "scope": 0}
@@ -187,7 +213,7 @@ def _owner(node, def_ids: dict[int, list]) -> list | None:
 
 
 def _extract_defs(src: bytes, caps: dict, max_sig: int) -> tuple[tuple[str, str, str, int, int, str], ...]:
-    def_ids: dict[int, list] = {}  # node id -> [kind, node, name, receiver]
+    def_ids: dict[int, list] = {}  # node id -> [kind, node, name parts, receiver]
     for cap, nodes in caps.items():
         if cap.startswith("def."):
             kind = cap[4:]
@@ -206,21 +232,21 @@ def _extract_defs(src: bytes, caps: dict, max_sig: int) -> tuple[tuple[str, str,
     for node in caps.get("name", ()):
         entry = _owner(node, def_ids)
         if entry is not None and entry[2] is None:
-            entry[2] = _text(src, node)
+            entry[2] = _name_parts(src, node)
     for node in caps.get("receiver", ()):
         entry = _owner(node, def_ids)
         if entry is not None and not entry[3]:
             entry[3] = _text(src, node)
     items = sorted(
-        (e for e in def_ids.values() if e[2]), key=lambda e: (e[1].start_byte, -e[1].end_byte, e[0] == "scope")
+        (e for e in def_ids.values() if e[2] and e[2][-1]), key=lambda e: (e[1].start_byte, -e[1].end_byte, e[0] == "scope")
     )
     stack: list[tuple[int, str, str]] = []  # (end_byte, qualname, kind)
     out: list[tuple[str, str, str, int, int, str]] = []
-    for kind, node, name, receiver in items:
+    for kind, node, parts, receiver in items:
         start, end = node.start_byte, node.end_byte
         while stack and stack[-1][0] <= start:
             stack.pop()
-        prefix, name = _split_qualified(name)
+        prefix, name = ".".join(p for p in parts[:-1] if p), parts[-1]
         parent = stack[-1] if stack else None
         if receiver:
             qual_prefix = receiver

@@ -16,6 +16,11 @@
                (pointer_declarator declarator: [(pointer_declarator declarator: (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name) (destructor_name)] @name))
                                                 (reference_declarator (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name) (destructor_name)] @name))])
                (reference_declarator (pointer_declarator declarator: (function_declarator declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name) (destructor_name)] @name)))]) @def.function
+;; A conversion operator (`operator bool() const`, `A::operator T*()`, declared in its class or defined out of it).
+(function_definition declarator: [(operator_cast)
+                                  (qualified_identifier name: (operator_cast))
+                                  (qualified_identifier name: (qualified_identifier name: (operator_cast)))] @name) @def.function
+(declaration declarator: (operator_cast) @name) @def.method
 (field_declaration declarator: (function_declarator declarator: (field_identifier) @name)) @def.method
 (field_declaration declarator: [(pointer_declarator declarator: (function_declarator declarator: (field_identifier) @name))
                                 (reference_declarator (function_declarator declarator: (field_identifier) @name))]) @def.method

@@ -268,3 +268,18 @@ def test_a_cpp_function_returning_a_pointer_or_a_reference_or_specializing_a_tem
               b"template <> constexpr auto num_bits<int128>() -> int { return 128; }\n")
     assert _qualnames(source, "cpp") == [("parse_format", 2), ("operator<<", 5), ("Foo.get", 6), ("table", 7),
                                          ("S", 8), ("S.self", 9), ("S.ref", 10), ("num_bits", 12)]
+
+
+def test_a_method_of_a_class_template_defined_out_of_line_is_named_by_itself_and_qualified_by_its_class():
+    source = (b"template <typename Char> void parse_context<Char>::check_arg_id(int id) { use(id); }\n"
+              b"template <typename T> typename ns::D<std::pair<int, T>>::size_type ns::D<std::pair<int, T>>::size() {\n"
+              b"  return 0;\n}\n")
+    assert _qualnames(source, "cpp") == [("parse_context.check_arg_id", 1), ("ns.D.size", 2)]
+
+
+def test_a_cpp_conversion_operator_is_a_definition_named_up_to_its_parameters():
+    source = (b"struct B {\n  operator bool() const { return ok; }\n  explicit operator int() const;\n};\n"
+              b"ns::B::operator const std::string&() const { return s; }\n"
+              b"template <class T> B::operator T*() { return 0; }\n")
+    assert _qualnames(source, "cpp") == [("B", 1), ("B.operator bool", 2), ("B.operator int", 3),
+                                         ("ns.B.operator const std::string&", 5), ("B.operator T*", 6)]
