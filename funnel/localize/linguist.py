@@ -7,7 +7,8 @@ guesses (a vendoring directory's name, a generator's mark in the head of a file)
 `src/`; the project's declaration does not. Read from the tree's `.gitattributes` files with git's rules:
 patterns match like `.gitignore` patterns relative to the file's directory, a later line overrides an earlier one
 and a file in a deeper directory overrides its parents', `attr` / `attr=true` sets, `-attr` / `attr=false` unsets,
-`!attr` leaves unspecified, and a `[attr]name ...` line of the root file defines a macro of attributes.
+`!attr` leaves unspecified, and a `[attr]name ...` line of the root file defines a macro of attributes. The
+repository's own `.git/info/attributes` (a local declaration, never committed) outranks every `.gitattributes`.
 """
 
 from __future__ import annotations
@@ -132,18 +133,22 @@ class Attributes:
     """The paths the declarations are asked of."""
     sources: tuple[tuple[str, str], ...]
     """(directory prefix, text) of each `.gitattributes`, the root's first, each directory before those below it."""
+    local: str = ""
+    """The text of `.git/info/attributes`: patterns relative to the root, outranking every `.gitattributes`."""
 
     def declared(self, attribute: Attribute) -> Declared:
         """Which of the paths are declared with `attribute` set, and which unset (a line that only corrects
         GitHub's language statistics left out)."""
-        if not any(attribute in text for _, text in self.sources):
+        if not any(attribute in text for _, text in self.sources) and attribute not in self.local:
             return Declared()
-        macros = _macros(self.sources[0][1]) if self.sources[0][0] == "" else {}
+        root = self.sources[0][1] if self.sources and self.sources[0][0] == "" else ""
+        macros = _macros(root) | _macros(self.local)
         layers: dict[str, list[_Rule]] = {}
         for directory, text in self.sources:
             rules = [r for r in _rules(text, attribute, macros) if not self._corrects_statistics(r, directory)]
             if rules:
                 layers[directory] = rules
+        local = [("", _rules(self.local, attribute, macros))] if self.local else []
         chains: dict[str, list[tuple[str, list[_Rule]]]] = {}
         on: set[str] = set()
         off: set[str] = set()
@@ -151,7 +156,7 @@ class Attributes:
             parent = path.rpartition("/")[0]
             chain = chains.get(parent)
             if chain is None:  # the files speaking for this directory, the root's first: found once per directory
-                chain = chains[parent] = [(d, layers[d]) for d in _prefixes(parent) if d in layers]
+                chain = chains[parent] = [(d, layers[d]) for d in _prefixes(parent) if d in layers] + local
             state = None
             for directory, rules in chain:
                 relative = path[len(directory):]
@@ -185,4 +190,5 @@ def read_attributes(root: Path, paths: Iterable[str], dirs: Iterable[str] | None
     base = str(root)
     found = [(d, _read(os.path.join(base, d, ".gitattributes")))
              for d in sorted(directories, key=lambda d: (d.count("/"), d))]
-    return Attributes(paths, tuple((d, text) for d, text in found if text))
+    local = _read(os.path.join(base, ".git", "info", "attributes"))
+    return Attributes(paths, tuple((d, text) for d, text in found if text), local)

@@ -152,3 +152,21 @@ def test_the_reading_agrees_with_git_check_attr(tmp_path):
         found = attributes.declared(attribute)
         assert found.on == {p for p, v in said.items() if v not in ("unset", "unspecified", "false", "0")}
         assert found.off == {p for p, v in said.items() if v in ("unset", "false", "0")}
+
+
+def test_the_repositorys_info_attributes_outrank_every_gitattributes_and_may_use_their_own_macro(tmp_path):
+    (tmp_path / ".gitattributes").write_text("src/decNumber/** linguist-vendored\n")
+    (tmp_path / "src" / "decNumber").mkdir(parents=True)
+    (tmp_path / "src" / "decNumber" / ".gitattributes").write_text("sub/** linguist-vendored\n")
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "info" / "attributes").write_text(
+        "[attr]third-party linguist-vendored\nsrc/decNumber/sub/** -linguist-vendored\nsrc/jv.c third-party\n")
+    found = read_attributes(tmp_path, PATHS, ["", "src/decNumber"]).declared("linguist-vendored")
+    assert set(found.on) == {"src/decNumber/decNumber.c", "src/jv.c"}
+    assert set(found.off) == {"src/decNumber/sub/decimal.c"}
+
+
+def test_info_attributes_alone_declare_without_any_gitattributes_in_the_tree(tmp_path):
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "info" / "attributes").write_text("src/parser.c linguist-generated\n")
+    assert set(_declared(tmp_path, "linguist-generated").on) == {"src/parser.c"}
