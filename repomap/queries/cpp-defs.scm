@@ -21,9 +21,12 @@
                                   (qualified_identifier name: (operator_cast))
                                   (qualified_identifier name: (qualified_identifier name: (operator_cast)))] @name) @def.function
 (declaration declarator: (operator_cast) @name) @def.method
-(field_declaration declarator: (function_declarator declarator: (field_identifier) @name)) @def.method
-(field_declaration declarator: [(pointer_declarator declarator: (function_declarator declarator: (field_identifier) @name))
-                                (reference_declarator (function_declarator declarator: (field_identifier) @name))]) @def.method
+(field_declaration declarator: (function_declarator declarator: [(field_identifier) (operator_name)] @name)) @def.method
+(field_declaration declarator: [(pointer_declarator declarator: (function_declarator declarator: [(field_identifier) (operator_name)] @name))
+                                (reference_declarator (function_declarator declarator: [(field_identifier) (operator_name)] @name))]) @def.method
+;; A constructor, destructor or member template declared in its class (`B();`, `~B();`, `template <class U> U as();`).
+(field_declaration_list [(declaration declarator: (function_declarator declarator: [(identifier) (destructor_name) (operator_name)] @name)) @def.method
+                         (template_declaration (declaration declarator: (function_declarator declarator: [(identifier) (destructor_name) (operator_name)] @name)) @def.method)])
 (declaration declarator: (function_declarator declarator: (qualified_identifier) @name)) @def.function
 (type_definition declarator: (type_identifier) @name) @def.type
 (alias_declaration name: (type_identifier) @name) @def.type

@@ -283,3 +283,11 @@ def test_a_cpp_conversion_operator_is_a_definition_named_up_to_its_parameters():
               b"template <class T> B::operator T*() { return 0; }\n")
     assert _qualnames(source, "cpp") == [("B", 1), ("B.operator bool", 2), ("B.operator int", 3),
                                          ("ns.B.operator const std::string&", 5), ("B.operator T*", 6)]
+
+
+def test_constructors_destructors_operators_and_member_templates_declared_in_a_cpp_class_are_its_methods():
+    source = (b"class B {\n public:\n  B();\n  ~B();\n  bool operator==(const B&) const;\n"
+              b"  const T& operator[](size_t i) const;\n  template <typename U> U as() const;\n  int x_;\n};\n"
+              b"int prototype(int);\n")
+    assert _qualnames(source, "cpp") == [("B", 1), ("B.B", 3), ("B.~B", 4), ("B.operator==", 5), ("B.operator[]", 6),
+                                         ("B.as", 7)]
