@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat as _stat
 import threading
 from dataclasses import dataclass, field
@@ -48,6 +49,19 @@ class SkipReason(StrEnum):
     """A FIFO, socket or device file."""
     too_deep = "too_deep"
     """A directory deeper than `MapConfig.max_depth`."""
+    bad_name = "bad_name"
+    """A name no report can cite: bytes that are not UTF-8, or a control character (a newline would split the
+    report's line, and no JSON or database text holds the undecodable bytes)."""
+
+
+_BAD_NAME = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\udc80-\udcff]")
+"""A control character (a tab aside) or an undecodable byte (`os.scandir` hands those over as lone surrogates)."""
+
+
+
+def citable(path: str) -> bool:
+    """Whether a report can name this path: no control character but a tab, no undecodable byte."""
+    return _BAD_NAME.search(path) is None
 
 
 RACY_NS = 2_000_000_000
@@ -296,6 +310,9 @@ def _judge(entry: os.DirEntry, rel: str, frame: _Frame, config: MapConfig, rules
         return None
     if entry.name == ".git":  # always left out, by IgnoreRules too; not counted as a refused secret
         result.skip(SkipReason.excluded)
+        return None
+    if not citable(entry.name):
+        result.skip(SkipReason.bad_name)
         return None
     if deny.denies_name(entry.name) or deny.denies_path(rel):
         result.skip(SkipReason.denied)

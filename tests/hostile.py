@@ -40,6 +40,10 @@ LINKS_TO_SECRETS = (
 ODD_FILES = ("app/pipe.py", "self.py", "ping.py", "app/huge.py", "app/blob.py")
 """A FIFO, a self-link, a two-link loop, a file over the size cap, a binary file."""
 
+BAD_NAMES = (b"app/load\nsettings.py", b"app/load\xffsettings.py")
+"""Files no report can cite, by their names' bytes: a newline in one, a byte that is not UTF-8 in the other. Each
+holds the report's words, so a reader that kept them would rank them."""
+
 
 @dataclass(frozen=True)
 class Hostile:
@@ -105,6 +109,9 @@ def build_hostile(base: Path) -> Hostile:
     (root / "app" / "huge.py").write_text("x = 1\n" * 400_000)  # 2.4 MB, over the map's 1 MB cap
     (root / "app" / "oneline.js").write_text("var a=" + "1+" * 300_000 + "1;\n")  # 600 KB on one line
     (root / "app" / "blob.py").write_bytes(b"\x00\x01binary\x00" * 1000)
+    for name in BAD_NAMES:
+        with open(os.fsencode(root) + b"/" + name, "w") as handle:
+            handle.write(LOADER)
     wide = root / "wide"
     wide.mkdir()
     for i in range(300):

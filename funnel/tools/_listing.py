@@ -10,7 +10,7 @@ from typing import Literal
 
 from funnel.errors import ToolError
 from funnel.tools.sandbox import Sandbox, cap_bytes, printable
-from repomap.walk import IgnoreRules
+from repomap.walk import IgnoreRules, citable
 
 __all__ = ("EntryKind", "ListEntry", "ListResult", "list_dir")
 
@@ -51,6 +51,8 @@ class ListResult:
     """Entries not shown because of the entry cap."""
     ignored: int = 0
     """Entries hidden by the ignore rules (`.gitignore`, vendored, build output, caches)."""
+    bad_names: int = 0
+    """Entries whose names no report can cite (`repomap.walk.citable`), left out as the map leaves them out."""
     max_output_bytes: int = 24_000
     """Byte cap applied by `render`."""
 
@@ -78,6 +80,9 @@ class ListResult:
             notes.append(f"{self.omitted} more entries not shown (cap reached); list a subdirectory instead")
         if self.ignored:
             notes.append(f"{self.ignored} entries hidden by ignore rules (.gitignore, vendored, build output)")
+        if self.bad_names:
+            notes.append(f"{self.bad_names} entries left out: their names hold a control character or bytes that "
+                         "are not UTF-8, so no report can cite them")
         out += [f"[{n}]" for n in notes]
         return cap_bytes("\n".join(out), self.max_output_bytes, hint="list a subdirectory or a smaller depth")
 
@@ -104,7 +109,7 @@ def list_dir(sb: Sandbox, path: str = ".", depth: int = 1) -> ListResult:
     rel = sb.relative(real)
     rules = IgnoreRules(sb.root)
     entries: list[ListEntry] = []
-    counters = {"omitted": 0, "ignored": 0}
+    counters = {"omitted": 0, "ignored": 0, "bad_names": 0}
 
     def scan(absdir: Path, reldir: str, count: bool = True) -> list[os.DirEntry]:
         try:
@@ -116,6 +121,9 @@ def list_dir(sb: Sandbox, path: str = ".", depth: int = 1) -> ListResult:
         for entry in items:
             erel = f"{reldir}/{entry.name}" if reldir != "." else entry.name
             if entry.name == ".git":
+                continue
+            if not citable(entry.name):  # left out of the map too
+                counters["bad_names"] += count
                 continue
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
@@ -159,7 +167,8 @@ def list_dir(sb: Sandbox, path: str = ".", depth: int = 1) -> ListResult:
             # FIFOs, sockets and device files are not shown at all
 
     visit(real, rel, 1)
-    return ListResult(rel, depth, entries, counters["omitted"], counters["ignored"], lim.max_output_bytes)
+    return ListResult(rel, depth, entries, counters["omitted"], counters["ignored"], counters["bad_names"],
+                      lim.max_output_bytes)
 
 
 def _link_target(sb: Sandbox, link: Path) -> str:

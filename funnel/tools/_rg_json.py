@@ -11,6 +11,7 @@ from typing import IO
 from funnel.limits import ToolLimits
 from funnel.tools._rg import RipgrepRun
 from funnel.tools.sandbox import Sandbox
+from repomap.walk import citable
 
 __all__ = ("Collected", "SearchLine", "SearchMatch", "read_output")
 
@@ -148,8 +149,9 @@ def read_output(run: RipgrepRun, out: Collected, sb: Sandbox, lim: ToolLimits, *
             continue
         rel = _text(data.get("path")).removeprefix("./")
         secret = secret_cache.get(rel)
-        if secret is None:
-            secret = secret_cache[rel] = sb.withholds(rel)  # by name, or a link to a secret
+        if secret is None:  # withheld by name or as a link to a secret, or a name no report can cite (as the map)
+            secret = secret_cache[rel] = sb.withholds(rel) or "text" not in (data.get("path") or {}) \
+                or not citable(rel)
         if secret:
             continue
         number = data.get("line_number") or 0

@@ -24,7 +24,7 @@ from funnel.report.verify import verify_report
 from repomap import MapConfig, build_repo_map, walk_files
 from repomap.gate import Gate, Refused
 from schemas.report import BugReport
-from tests.hostile import LINKS_TO_SECRETS, ODD_FILES, SECRET, build_hostile, leaks, remove_hostile
+from tests.hostile import BAD_NAMES, LINKS_TO_SECRETS, ODD_FILES, SECRET, build_hostile, leaks, remove_hostile
 
 ISSUE_REPORT = BugReport(title="load() crashes", body="KeyError: DATABASE_PASSWORD\n\nloader.py load settings.py")
 
@@ -50,6 +50,7 @@ def test_the_map_never_shows_a_secret_and_records_why_each_file_was_skipped(repo
     skipped = repo_map.stats.skipped
     for reason in ("denied", "symlink_escape", "symlink_loop", "not_regular", "too_large", "too_deep"):
         assert skipped.get(reason, 0) >= 1, (reason, skipped)
+    assert skipped.get("bad_name") == len(BAD_NAMES)
     assert all(leaks(repr(d)) == [] for p in indexed for d in repo_map.definitions(p))
     assert find_symbol(Sandbox(hostile.root), repo_map.index, "DATABASE_PASSWORD").hits == []
 
@@ -187,3 +188,12 @@ def test_search_finds_the_fifo_named_gitignore_by_its_own_scan_without_walking_t
     assert sb._walk_cache is None
     result = search(sb, "def ")
     assert result.note and "app/sub/.gitignore" in result.note
+
+
+def test_files_whose_names_no_report_can_cite_are_left_out_of_the_map_the_listing_and_the_search(hostile, repo_map):
+    assert {f.path for f in repo_map.files if f.path.startswith("app/load")} == {"app/loader.py"}
+    sb = Sandbox(hostile.root)
+    listed = list_dir(sb, "app").render()
+    assert "load\\x0asettings" not in listed and "\ufffd" not in listed and "load\\xff" not in listed
+    found = {m.path for m in search(sb, "DATABASE_PASSWORD", path="app").matches}
+    assert found == {"app/loader.py"}
