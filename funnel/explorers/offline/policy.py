@@ -165,10 +165,7 @@ class OfflinePolicy:
             if _key(tool, args) not in self._issued:
                 return self._call(tool, args)
         if not self._evidence_found():
-            return self._call(ControlTool.request_info, {"questions": [
-                "Nothing in the report matches code in this repository: which module, command or page is involved?",
-                "Can you share the full error output or stack trace, and the steps that reproduce it?",
-            ]})  # fmt: skip
+            return self._call(ControlTool.request_info, {"questions": self._no_match_questions()})
         suspects = []
         for cand in self.ranking.candidates[: self.config.suspects]:
             sym = cand.symbols[0].span.qualname if cand.symbols else None
@@ -177,6 +174,18 @@ class OfflinePolicy:
         if key in self._issued:  # refused before: fall through to the reads the harness still allows
             return self._deep_dive_turn()
         return self._call(ControlTool.begin_deep_dive, {"suspects": suspects})
+
+    def _no_match_questions(self) -> list[str]:
+        """What to ask when nothing ranked holds the report's words: of the reporter, or, when the map indexed no
+        source file at all, whether the report reached the right repository."""
+        stats = self.repo_map.stats if self.repo_map is not None else None
+        if stats is not None and stats.files_indexed == 0:
+            left_out = ", ".join(f"{n} {reason}" for reason, n in sorted(stats.skipped.items()) if n)
+            return [f"The repository holds no source file to investigate at this commit"
+                    f"{f' (left out: {left_out})' if left_out else ''}: is the report filed against the right "
+                    "repository and branch?"]
+        return ["Nothing in the report matches code in this repository: which module, command or page is involved?",
+                "Can you share the full error output or stack trace, and the steps that reproduce it?"]
 
     def _deep_dive_turn(self) -> ModelResponse:
         assert self._reads is not None

@@ -82,6 +82,17 @@ async def test_report_matching_nothing_asks_the_reporter(tmp_path):
     result = await investigate(_report("Zzzq qqxv\nwwvk"), root, explorer=OfflineExplorer())
     assert result.diagnosis.termination.reason == StopReason.needs_info
     assert result.diagnosis.open_questions or result.diagnosis.termination.detail
+    assert "which module, command or page" in result.diagnosis.termination.detail
+
+
+async def test_a_repository_without_source_files_asks_whether_the_report_reached_the_right_one(tmp_path):
+    root = _make(tmp_path / "repo", {"README.md": "# Amount\n\nThe converter drops cents.\n"})
+    result = await investigate(_report("Amount drops the cents\nstd::string(Amount{250}) gives 2"), root,
+                               explorer=OfflineExplorer())  # fmt: skip
+    assert result.diagnosis.termination.reason == StopReason.needs_info
+    detail = result.diagnosis.termination.detail
+    assert "no source file to investigate at this commit (left out: 1 unsupported)" in detail
+    assert "right repository and branch" in detail
 
 
 async def test_tool_calls_stay_within_the_budget_median(tmp_path):
