@@ -1,7 +1,7 @@
 ; Definitions JavaScript and TypeScript write alike (read with either language's own file).
 (function_declaration name: (identifier) @name) @def.function
 (generator_function_declaration name: (identifier) @name) @def.function
-(method_definition name: (property_identifier) @name) @def.method
+(method_definition name: [(property_identifier) (private_property_identifier)] @name) @def.method
 (variable_declarator
   name: (identifier) @name
   value: [(arrow_function) (function_expression) (generator_function)]) @def.function

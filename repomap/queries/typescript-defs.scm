@@ -8,3 +8,6 @@
 (function_signature name: (identifier) @name) @def.function
 (method_signature name: (property_identifier) @name) @def.method
 (abstract_method_signature name: (property_identifier) @name) @def.method
+;; A class field holding a function (`private handler = (e: E): void => {...}`): a method by use.
+(public_field_definition name: [(property_identifier) (private_property_identifier)] @name
+                         value: [(arrow_function) (function_expression) (generator_function)]) @def.method

@@ -291,3 +291,10 @@ def test_constructors_destructors_operators_and_member_templates_declared_in_a_c
               b"int prototype(int);\n")
     assert _qualnames(source, "cpp") == [("B", 1), ("B.B", 3), ("B.~B", 4), ("B.operator==", 5), ("B.operator[]", 6),
                                          ("B.as", 7)]
+
+
+def test_a_class_field_holding_a_function_and_a_private_method_are_methods_of_the_class():
+    js = b"class A {\n  handler = (e) => { return e; };\n  #priv() {}\n  count = 0;\n}\n"
+    ts = b"class B {\n  private onClick = (e: Event): void => {};\n  static readonly make = function () {};\n}\n"
+    assert _qualnames(js, "javascript") == [("A", 1), ("A.handler", 2), ("A.#priv", 3)]
+    assert _qualnames(ts, "typescript") == [("B", 1), ("B.onClick", 2), ("B.make", 3)]
