@@ -11,3 +11,5 @@
 (type_alias name: (type_identifier) @name) @def.type
 (method_elem name: (field_identifier) @name) @def.method
 (source_file (const_declaration (const_spec name: (identifier) @name) @def.constant))
+;; A variable holding a function literal (`var handler = func(w http.ResponseWriter) {...}`): a function by use.
+(var_spec name: (identifier) @name value: (expression_list . (func_literal) .)) @def.function

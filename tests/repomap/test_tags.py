@@ -298,3 +298,15 @@ def test_a_class_field_holding_a_function_and_a_private_method_are_methods_of_th
     ts = b"class B {\n  private onClick = (e: Event): void => {};\n  static readonly make = function () {};\n}\n"
     assert _qualnames(js, "javascript") == [("A", 1), ("A.handler", 2), ("A.#priv", 3)]
     assert _qualnames(ts, "typescript") == [("B", 1), ("B.onClick", 2), ("B.make", 3)]
+
+
+def test_a_name_bound_to_a_function_value_is_a_function_by_use_in_python_and_go():
+    python = b"handler = lambda x: x + 1\nclass A:\n    key = lambda self: self.rank\n"
+    go = b"package x\n\nvar handler = func(w int) {}\n\nvar count, name = 1, \"x\"\n"
+    assert _qualnames(python, "python") == [("handler", 1), ("A", 2), ("A.key", 3)]
+    assert _qualnames(go, "go") == [("handler", 3)]
+
+
+def test_a_java_records_compact_constructor_is_a_method_of_the_record():
+    source = b"record Point(int x) {\n  Point {\n    if (x < 0) throw new IllegalArgumentException();\n  }\n}\n"
+    assert _qualnames(source, "java") == [("Point", 1), ("Point.Point", 2)]
