@@ -5,5 +5,7 @@
   (expression_statement
     (assignment left: (identifier) @name) @def.constant)
   (#match? @name "^[A-Z][A-Z0-9_]*$"))
-;; A name bound to a lambda (`key = lambda item: item.rank`): a function by use.
-(assignment left: (identifier) @name right: (lambda)) @def.function
+;; A module or class attribute bound to a lambda (`key = lambda item: item.rank`): a function by use (a local one
+;; inside a function body stays part of it).
+(module (expression_statement (assignment left: (identifier) @name right: (lambda)) @def.function))
+(class_definition body: (block (expression_statement (assignment left: (identifier) @name right: (lambda)) @def.function)))

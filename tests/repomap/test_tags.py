@@ -310,3 +310,8 @@ def test_a_name_bound_to_a_function_value_is_a_function_by_use_in_python_and_go(
 def test_a_java_records_compact_constructor_is_a_method_of_the_record():
     source = b"record Point(int x) {\n  Point {\n    if (x < 0) throw new IllegalArgumentException();\n  }\n}\n"
     assert _qualnames(source, "java") == [("Point", 1), ("Point.Point", 2)]
+
+
+def test_a_lambda_bound_inside_a_python_function_stays_part_of_the_function():
+    source = b"def outer(items):\n    key = lambda item: item.rank\n    return sorted(items, key=key)\n"
+    assert _qualnames(source, "python") == [("outer", 1)]
