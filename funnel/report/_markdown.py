@@ -147,9 +147,31 @@ def ticked_location(head: str) -> tuple[tuple[str, int | None, int | None] | Non
     if loc is None:
         return None, None
     for tick in re.findall(r"`([^`]+)`", head):
+        if whole := _whole_tick(tick, loc[0]):
+            return whole, tick
         if (tl := parse_location(tick)) and tl[0] == loc[0]:
             return (tl if tl[1] is not None else loc), tick
     return loc, None
+
+
+_WHOLE_TICK = re.compile(r"(?P<path>[^`\n]*?)(?::L?(?P<start>\d+)(?:\s*[-–—]\s*L?(?P<end>\d+))?)?")
+
+
+def _whole_tick(tick: str, found: str) -> Location | None:
+    """A backticked citation read whole when its file name holds a space or a colon, which cut the path where a
+    citation is found token by token (`docs/User Guide.md:3-9` found as `docs/User` or `Guide.md`): only when the
+    tick holds the path found, and its whole names one file with a known extension."""
+    m = _WHOLE_TICK.fullmatch(tick.strip())
+    if m is None or not (path := m.group("path").strip()) or path == found or found not in path:
+        return None
+    if not re.search(r"[ :]", path) or path.rsplit(".", 1)[-1].lower() not in _KNOWN_EXT:
+        return None
+    named = [t for t in _TOKEN.findall(path) if t.rsplit(".", 1)[-1].lower() in _KNOWN_EXT and "." in t]
+    if len(named) != 1 or not path.endswith(named[0]):  # `a.py or b.py`, `a.py::f`: not one file
+        return None
+    start = int(m.group("start")) if m.group("start") else None
+    end = int(m.group("end")) if m.group("end") else start
+    return path.removeprefix("./"), start, (max(start, end) if start is not None and end is not None else end)
 
 
 def _looks_like_number(path: str) -> bool:

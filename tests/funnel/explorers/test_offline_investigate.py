@@ -156,3 +156,12 @@ async def test_a_patch_in_the_report_for_the_cited_line_is_the_proposed_change(t
         "The report's patch replaces line 6 (`lines = body.split(card.separator)`) with "
         "`lines = body.split(card.separator or None)`")
     assert diagnosis.proposed_changes[0].diff is None  # described, never applied
+
+
+async def test_a_suspect_whose_file_name_holds_a_space_is_verified_at_the_first_attempt(tmp_path):
+    root = _make(tmp_path / "repo", {"src/with space.py": "def compute_total(amount):\n    return amount // 100\n"})
+    result = await investigate(_report("compute_total drops the cents\ncompute_total(250) returns 2, not 2.50"), root,
+                               explorer=OfflineExplorer())  # fmt: skip
+    assert result.diagnosis.termination.reason == StopReason.done
+    assert [c.path for c in result.diagnosis.proposed_changes] == ["src/with space.py"]
+    assert result.diagnosis.stats.claims_rejected == 0

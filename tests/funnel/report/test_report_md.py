@@ -374,3 +374,19 @@ def test_a_report_written_as_json_is_read_and_says_so():
 
 def test_json_of_another_shape_is_read_as_markdown():
     assert parse_report('{"answer": 42}').notes[0] == "no template headings found"
+
+
+@pytest.mark.parametrize("path", ["docs/User Guide.md", "src/with space.py", "src/x:12.py"])
+def test_a_backticked_path_with_a_space_or_a_colon_in_its_name_is_read_whole(path):
+    draft = parse_report(f"## Summary\nx\n\n## Root cause\ny\n\n## Affected files\n1. `{path}:3-4` — `f` (cause)\n\n"
+                         f"## Proposed changes\n- `{path}` — `f`: check the handling there\n")
+    assert [(a.path, a.line_start, a.line_end) for a in draft.affected_files] == [(path, 3, 4)]
+    assert [c.path for c in draft.proposed_changes] == [path]
+
+
+@pytest.mark.parametrize("head, path", [("`src/a.py::Foo.bar` lines 3-4", "src/a.py"),
+                                        ("`src/a.py or src/b.py`: fix both", "src/a.py"),
+                                        ("`src/a.py: the bug`", "src/a.py")])
+def test_a_backticked_span_naming_more_than_one_file_or_a_symbol_keeps_the_path_found_in_it(head, path):
+    draft = parse_report(f"## Summary\nx\n\n## Root cause\ny\n\n## Affected files\n1. {head}\n")
+    assert [a.path for a in draft.affected_files] == [path]
