@@ -50,17 +50,19 @@ class SkipReason(StrEnum):
     too_deep = "too_deep"
     """A directory deeper than `MapConfig.max_depth`."""
     bad_name = "bad_name"
-    """A name no report can cite: bytes that are not UTF-8, or a control character (a newline would split the
-    report's line, and no JSON or database text holds the undecodable bytes)."""
+    """A name no report can cite: bytes that are not UTF-8, a control character (a newline would split the report's
+    line, and no JSON or database text holds the undecodable bytes) or a backtick (it ends the citation's code
+    span)."""
 
 
-_BAD_NAME = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\udc80-\udcff]")
-"""A control character (a tab aside) or an undecodable byte (`os.scandir` hands those over as lone surrogates)."""
+_BAD_NAME = re.compile(r"[\x00-\x08\x0a-\x1f\x7f`\udc80-\udcff]")
+"""A control character (a tab aside), a backtick (which ends the code span a report cites a path in) or an
+undecodable byte (`os.scandir` hands those over as lone surrogates)."""
 
 
 
 def citable(path: str) -> bool:
-    """Whether a report can name this path: no control character but a tab, no undecodable byte."""
+    """Whether a report can name this path: no control character but a tab, no backtick, no undecodable byte."""
     return _BAD_NAME.search(path) is None
 
 
