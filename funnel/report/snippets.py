@@ -12,8 +12,14 @@ _SEARCH_PREFIX = re.compile(r"^[^\s:]+[:-]\d+[:-]\s?")
 _TRUNCATED = re.compile(r"\.\.\.\[truncated[^\]]*\]$")
 
 
+_UNDECODABLE = re.compile(r"(?:\\x[89a-fA-F][0-9a-fA-F]|\ufffd)+")
+"""Bytes that are not UTF-8 as a reader shows them: `\\xe9` in `read_range`'s output, U+FFFD where a file was
+decoded with replacement (one per byte or one per sequence): a run of either reads as one."""
+
+
 def _norm(line: str) -> str:
-    return " ".join(line.split())
+    line = " ".join(line.split())
+    return _UNDECODABLE.sub("\ufffd", line) if "\\x" in line or "\ufffd" in line else line
 
 
 def snippet_chunks(snippet: str) -> list[list[str]]:

@@ -78,16 +78,35 @@ def _imported(name: str, imports: str) -> bool:
                      rf"\bimport\s+{n}\s+from\b|\bimport\s*\{{[^}}]*\b{n}\b", imports) is not None
 
 
+_LITERAL = re.compile(r"""(?:[rRbBuUfF]{0,2}['"`]|\d|\[|\{)|(?:True|False|true|false|None|null|undefined|nil)$""")
+"""A literal (a string, a number, a list or a dict, a constant): a value, never unset where it stands."""
+
+
+def _never_none(obj: str, imports: str) -> bool:
+    """Whether the value written `obj` cannot be `None`, null or undefined: a receiver like `self`, a literal, a
+    CamelCase type or an imported module."""
+    return obj in _NEVER_NONE or _LITERAL.match(obj) is not None or _TYPE_NAME.fullmatch(obj) is not None or (
+        _IDENT_RE.fullmatch(obj) is not None and _imported(obj, imports))
+
+
 def attribute_named(c: dict[str, str], named: str, enclosing: str) -> dict[str, str] | None:
-    """An attribute / member access on a value that can be unset (not `self`, `super()`, `this`, an imported
-    module or a CamelCase type); with a name in the report only that name counts."""
-    obj = c.get("object", "").strip()
-    if obj in _NEVER_NONE or _TYPE_NAME.fullmatch(obj) or (
-            _IDENT_RE.fullmatch(obj) and _imported(obj, c.get("_imports", ""))):
+    """An attribute / member access on a value that can be unset (not `self`, `super()`, `this`, a literal, an
+    imported module or a CamelCase type); with a name in the report only that name counts."""
+    if _never_none(c.get("object", "").strip(), c.get("_imports", "")):
         return None
     if named:
         return {"named": "1"} if c.get("name") == named.rpartition(".")[2] else None
     return {}
+
+
+def value_can_be_none(c: dict[str, str], named: str, enclosing: str) -> dict[str, str] | None:
+    """A value used as a container or an operand that can be unset (`_never_none` leaves out the rest)."""
+    return None if _never_none(c.get("object", "").strip(), c.get("_imports", "")) else {}
+
+
+def operator_named(c: dict[str, str], named: str, enclosing: str) -> dict[str, str] | None:
+    """A binary operation with the operator the report's message names (`for /: 'str' and 'int'`)."""
+    return {"named": "1"} if named and c.get("op") == named else None
 
 
 def calls_enclosing(c: dict[str, str], named: str, enclosing: str) -> dict[str, str] | None:
@@ -125,6 +144,6 @@ def not_package(c: dict[str, str], named: str, enclosing: str) -> dict[str, str]
 
 
 CHECKS: dict[str, Check] = {f.__name__: f for f in (
-    datetime_without_tzinfo, naive_now, divisor_can_be_zero, key_named, attribute_named, calls_enclosing,
-    codec_without_errors, name_matches, modifies_iterated, not_package)}
+    datetime_without_tzinfo, naive_now, divisor_can_be_zero, key_named, attribute_named, value_can_be_none,
+    operator_named, calls_enclosing, codec_without_errors, name_matches, modifies_iterated, not_package)}
 """Check name (as `Shape.check` spells it) → function."""

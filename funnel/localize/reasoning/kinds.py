@@ -135,12 +135,20 @@ KINDS: tuple[ErrorKind, ...] = (
                      mechanism="`**{object}` at {line} forwards every keyword, including one the callee does not take",
                      change="filter the keywords forwarded at {line}"))),
     ErrorKind("python.none_operand", "TypeError on None",
-              r"unsupported operand type\(s\)|'NoneType' object is not (?:subscriptable|iterable|callable)|"
-              r"argument of type 'NoneType'",
+              r"unsupported operand type\(s\) for \S{1,3}: (?:'NoneType' and|'[\w.]+' and 'NoneType')|"
+              r"'NoneType' object is not (?:subscriptable|iterable|callable)|argument of type 'NoneType'",
               (Shape(PY, "[(subscript value: (_) @object) (for_statement right: (_) @object) "
-                         "(binary_operator left: (_) @object)] @hit", weight=1.0,
+                         "(binary_operator left: (_) @object)] @hit", check="value_can_be_none", weight=1.0,
                      mechanism="`{object}` is used at {line} as if it were set, and it can be `None` here",
                      change="handle `{object}` being `None` at {line}"),)),
+    ErrorKind("python.operand_types", "TypeError (operand types)",
+              r"unsupported operand type\(s\) for (?P<name>\S{1,3}): '(?!NoneType')[\w.]+' and '(?!NoneType')[\w.]+'",
+              (Shape(PY, "(binary_operator left: (_) @object operator: _ @op right: (_) @arg) @hit",
+                     check="operator_named", weight=1.5,
+                     mechanism="`{object} {op} {arg}` at {line} applies `{op}` to its operands, and in the reported "
+                               "case one of them is not of a type `{op}` accepts with the other",
+                     change="convert the operand to the type the other expects at {line}, or correct where it is "
+                            "set"),)),
     ErrorKind("js.undefined_property", "TypeError: Cannot read properties of undefined",
               r"Cannot read propert(?:y|ies) of (?:undefined|null)(?: \(reading '(?P<name>\w+)'\))?|"
               r"undefined is not an object|is not a function|is undefined",

@@ -165,3 +165,15 @@ async def test_a_suspect_whose_file_name_holds_a_space_is_verified_at_the_first_
     assert result.diagnosis.termination.reason == StopReason.done
     assert [c.path for c in result.diagnosis.proposed_changes] == ["src/with space.py"]
     assert result.diagnosis.stats.claims_rejected == 0
+
+
+async def test_a_suspect_holding_a_latin1_byte_is_verified_at_the_first_attempt(tmp_path):
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "price.py").write_bytes(b'def format_price(amount):\n    label = "Prix: \xe9 %d" % amount\n'
+                                            b"    return label / 100\n")
+    report = "format_price raises TypeError\nTypeError: unsupported operand type(s) for /: 'str' and 'int'"
+    result = await investigate(_report(report), root, explorer=OfflineExplorer())
+    assert result.diagnosis.termination.reason == StopReason.done
+    assert result.diagnosis.stats.claims_rejected == 0
+    assert result.diagnosis.affected_files[0].path == "src/price.py"

@@ -53,6 +53,9 @@ CASES = [
     ("rust", "src/lexer.rs",
      "fn next(s: &str) -> char {\n    let n = s.len();\n    s.chars().next().unwrap()\n}\n",
      "thread 'main' panicked at 'called `Option::unwrap()` on a `None` value'", 3, "rust.unwrap", ""),
+    ("python", "price.py",
+     "def price_label(amount, unit):\n    label = 'Price: %d' % amount\n    return label / unit\n",
+     "price_label raises TypeError: unsupported operand type(s) for /: 'str' and 'int'", 3, "python.operand_types", ""),
     ("c", "src/list.c",
      "int head(struct list *l) {\n    int x = 0;\n    return l->first->value + x;\n}\n",
      "Segmentation fault (core dumped) when the list is empty", 3, "c.segfault", ""),
@@ -203,7 +206,7 @@ def test_a_word_inside_a_message_string_is_no_value_the_line_reads(path, source,
     assert "appears in the message" not in found[line].mechanism and f":{line} (" in found[line].mechanism
 
 
-@pytest.mark.parametrize("receiver", ["super()", "self", "signing", "Path"])
+@pytest.mark.parametrize("receiver", ["super()", "self", "signing", "Path", "', '", "[1, 2]"])
 def test_an_attribute_of_a_receiver_that_is_never_none_is_not_the_none_attribute_line(receiver):
     source = ("from django.core import signing\nfrom pathlib import Path\n\n\nclass Store:\n"
               "    def load(self, data):\n        value = data.get('x')\n"
@@ -225,3 +228,19 @@ def test_a_line_holding_an_undecodable_byte_is_read_without_error():
     named = named_items(["paging"], [], {"f"})
     found = reason("`paging` is ignored", "a.py", source, [(1, 4, "f")], named=named, terms={})
     assert [f.line for f in found] == [3]
+
+
+@pytest.mark.parametrize("report, kinds", [
+    ("TypeError: unsupported operand type(s) for /: 'str' and 'int'", ["python.operand_types"]),
+    ("TypeError: unsupported operand type(s) for |: 'int' and 'NoneType'", ["python.none_operand"]),
+    ("TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'", ["python.none_operand"]),
+])
+def test_an_unsupported_operand_is_a_none_error_only_when_the_message_names_nonetype(report, kinds):
+    assert [k.name for k, _ in selected_kinds(report)] == kinds
+
+
+def test_a_literal_operand_is_never_the_value_that_can_be_none():
+    source = "def label(amount):\n    text = 'Price: %d' % amount\n    return text + amount\n"
+    report = "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'"
+    found = reason(report, "a.py", source, [(1, 3, "label")], named={}, terms={})
+    assert [f.line for f in found] == [3]  # `text + amount`, never the string literal's `%`

@@ -315,3 +315,10 @@ def test_relocation_never_reads_through_a_symlink_leaving_the_repository(repo, t
     snippet = "class Leaked:\n    \"\"\"Settings read from a JSON file.\"\"\""
     out = check_claims(_draft(_loc("app/config.py", 6, 7, evidence=snippet)), repo)
     assert out.affected_files == []
+
+
+@pytest.mark.parametrize("quoted", ['label = "Prix: \\xe9 %d" % amount', 'label = "Prix: \ufffd %d" % amount'])
+def test_a_byte_that_is_not_utf8_matches_as_read_range_shows_it_or_as_a_replacement_character(quoted):
+    file_lines = b'def price(amount):\n    label = "Prix: \xe9 %d" % amount\n'.decode("utf-8", "replace").splitlines()
+    assert find_snippet(file_lines, quoted) == [(2, 2)]
+    assert find_snippet(file_lines, 'label = "Prix: e %d" % amount') == []
