@@ -149,6 +149,25 @@ KINDS: tuple[ErrorKind, ...] = (
                                "case one of them is not of a type `{op}` accepts with the other",
                      change="convert the operand to the type the other expects at {line}, or correct where it is "
                             "set"),)),
+    ErrorKind("python.not_subscriptable", "TypeError (not subscriptable)",
+              r"'(?!NoneType')[\w.]+' object is not subscriptable",
+              (Shape(PY, "(subscript value: (_) @object) @hit", check="value_can_be_none", weight=1.0,
+                     mechanism="`{object}` is indexed at {line}, and in the reported case it is not a container",
+                     change="check what `{object}` holds before indexing it at {line}, or correct where it is set"),)),
+    ErrorKind("python.not_iterable", "TypeError (not iterable)",
+              r"'(?!NoneType')[\w.]+' object is not iterable|cannot unpack non-iterable [\w.]+ object",
+              (Shape(PY, "[(for_statement right: (_) @object) (assignment left: [(pattern_list) (tuple_pattern)] "
+                         "right: (_) @object)] @hit", check="value_can_be_none", weight=1.0,
+                     mechanism="`{object}` is iterated or unpacked at {line}, and in the reported case it is not "
+                               "iterable",
+                     change="check what `{object}` holds before iterating it at {line}, or correct where it is set"),)),
+    ErrorKind("python.not_container", "TypeError (`in` on a non-container)",
+              r"argument of type '(?!NoneType')[\w.]+' is not iterable",
+              (Shape(PY, "(comparison_operator (_) [\"in\" \"not in\"] (_) @object) @hit", check="value_can_be_none",
+                     weight=1.5,
+                     mechanism="`{object}` is searched with `in` at {line}, and in the reported case it is not a "
+                               "container (a string, a list or a dict)",
+                     change="check that `{object}` is a container before the `in` test at {line}"),)),
     ErrorKind("js.undefined_property", "TypeError: Cannot read properties of undefined",
               r"Cannot read propert(?:y|ies) of (?:undefined|null)(?: \(reading '(?P<name>\w+)'\))?|"
               r"undefined is not an object|is not a function|is undefined",
