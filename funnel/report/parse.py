@@ -14,7 +14,6 @@ from funnel.report._markdown import (
     LINES_VALUE,
     REQUIRED,
     ROLE,
-    all_locations,
     bullets,
     closes,
     fenced_blocks,
@@ -22,15 +21,14 @@ from funnel.report._markdown import (
     item_fields,
     list_items,
     outside_fences,
-    parse_location,
     plain_text,
     role_in,
     split_sections,
     symbol_in,
     table_rows,
-    ticked_location,
 )
 from funnel.report._layout import setext_to_atx, unwrap_fence
+from funnel.report._locations import all_locations, parse_location, ticked_location
 from funnel.report.template import (
     ESCAPED_MARKER,
     DraftAffectedFile,

@@ -12,7 +12,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from funnel.report._markdown import LANGS, parse_location
+from funnel.report._locations import LANGS, parse_location
 from schemas.diagnosis import Diagnosis
 from schemas.enums import Role
 

@@ -1,0 +1,129 @@
+"""Reading `path:line` citations out of markdown text: the path-like tokens, their line suffixes, links and
+backticked spans; the helpers behind `funnel.report._markdown` and `funnel.report.parse`."""
+
+from __future__ import annotations
+
+import re
+
+LANGS = {
+    "py": "python", "pyi": "python", "js": "javascript", "mjs": "javascript", "cjs": "javascript", "jsx": "jsx",
+    "ts": "typescript", "tsx": "tsx", "go": "go", "java": "java", "rs": "rust", "c": "c", "h": "c",
+    "cc": "cpp", "cpp": "cpp", "cxx": "cpp", "hpp": "cpp", "hh": "cpp", "rb": "ruby", "kt": "kotlin",
+    "cs": "csharp", "php": "php", "sh": "bash", "toml": "toml", "yaml": "yaml", "yml": "yaml", "json": "json",
+}  # fmt: skip
+
+# Citations are found in linear time: a path-like token first (a run of path characters, taken whole, never
+# re-tried from inside), then its line suffix matched at the token's end. Backtracking regexes over prose went
+# quadratic on long lines.
+_TOKEN = re.compile(r"(?<![\w.@+~/-])[\w.@+~/-]+")
+_SUFFIXES = (
+    re.compile(r"#L(\d+)(?:C\d+)?(?:-L?(\d+))?"),
+    re.compile(r":L?(\d+)(?::\d+)?(?:\s*(?:-|–|—)\s*L?(\d+))?"),
+    re.compile(r"\s*(?:,|\(|:)?\s*(?:lines?|ll?\.|L)\s*(\d+)(?:\s*(?:-|–|—|to|\.\.|:)\s*L?(\d+))?", re.I),
+)
+
+
+_KNOWN_EXT = set(LANGS) | {
+    "md", "rst", "txt", "cfg", "ini", "html", "htm", "css", "scss", "vue", "svelte", "sql", "swift", "m", "mm",
+    "scala", "clj", "ex", "exs", "erl", "hs", "lua", "pl", "pm", "r", "dart", "gradle", "xml", "lock", "proto",
+    "tf", "ipynb", "jl", "zig", "nim", "ml", "fs", "vb", "groovy", "pyx", "pxd", "f90", "cmake", "mk", "bzl",
+}  # fmt: skip
+
+
+def _pathlike(path: str) -> bool:
+    return "/" in path or path.rsplit(".", 1)[-1].lower() in _KNOWN_EXT
+
+
+_LINK = re.compile(r"\[([^\]\n]*)\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
+
+
+def delink(text: str) -> str:
+    """Markdown links replaced by their target when it is a repository path (`[x](src/x.py#L3)`), else their label."""
+
+    def keep(m: re.Match[str]) -> str:
+        target = m.group(2).removeprefix("file://")
+        return m.group(1) if re.match(r"^[a-z][a-z0-9+.-]*://|^mailto:|^#", target, re.I) else target
+
+    return _LINK.sub(keep, text) if "](" in text else text
+
+
+Location = tuple[str, int | None, int | None]
+
+
+def _scan(text: str) -> list[Location]:
+    """Every citation in `text`, in order: (path, first line or None, last line or None)."""
+    text = delink(text)
+    found: list[Location] = []
+    for m in _TOKEN.finditer(text):
+        token = m.group(0)
+        path = token.rstrip(".-~@+")
+        if not path or "//" in path or _looks_like_number(path) or path.startswith(("-", "+")):
+            continue
+        start = end = None
+        if len(path) == len(token):  # a line suffix must follow the path directly
+            for suffix in _SUFFIXES:
+                if sm := suffix.match(text, m.end()):
+                    start, end = int(sm.group(1)), int(sm.group(2)) if sm.group(2) else None
+                    break
+        if not _pathlike(path) and (start is None or "." not in path.strip(".")):
+            continue
+        path = path.removeprefix("./")
+        if start is not None and end is not None and end < start:
+            start, end = end, start
+        found.append((path, start, end if end is not None else start))
+        if len(found) >= 200:
+            break
+    return found
+
+
+def parse_location(text: str) -> Location | None:
+    """The citation in `text`: the first `path:12`, `path:12-20`, `path#L12-L20` or `path, lines 12-20`, else the
+    first bare path.
+
+    A bare name counts only when it looks like a file (`a/b`, or a known extension), so `Config.load` is not
+    taken for a path. Markdown links count by their target.
+    """
+    found = _scan(text)
+    return next((f for f in found if f[1] is not None), found[0] if found else None)
+
+
+def all_locations(text: str) -> list[Location]:
+    """Every citation in a line of prose, in order."""
+    return _scan(text.replace("`", " "))
+
+
+def ticked_location(head: str) -> tuple[tuple[str, int | None, int | None] | None, str | None]:
+    """The location cited in a list-item head, and the backticked text that holds it (if any)."""
+    loc = parse_location(head)
+    if loc is None:
+        return None, None
+    for tick in re.findall(r"`([^`]+)`", head):
+        if whole := _whole_tick(tick, loc[0]):
+            return whole, tick
+        if (tl := parse_location(tick)) and tl[0] == loc[0]:
+            return (tl if tl[1] is not None else loc), tick
+    return loc, None
+
+
+_WHOLE_TICK = re.compile(r"(?P<path>[^`\n]*?)(?::L?(?P<start>\d+)(?:\s*[-–—]\s*L?(?P<end>\d+))?)?")
+
+
+def _whole_tick(tick: str, found: str) -> Location | None:
+    """A backticked citation read whole when its file name holds a space or a colon, which cut the path where a
+    citation is found token by token (`docs/User Guide.md:3-9` found as `docs/User` or `Guide.md`): only when the
+    tick holds the path found, and its whole names one file with a known extension."""
+    m = _WHOLE_TICK.fullmatch(tick.strip())
+    if m is None or not (path := m.group("path").strip()) or path == found or found not in path:
+        return None
+    if not re.search(r"[ :]", path) or path.rsplit(".", 1)[-1].lower() not in _KNOWN_EXT:
+        return None
+    named = [t for t in _TOKEN.findall(path) if t.rsplit(".", 1)[-1].lower() in _KNOWN_EXT and "." in t]
+    if len(named) != 1 or not path.endswith(named[0]):  # `a.py or b.py`, `a.py::f`: not one file
+        return None
+    start = int(m.group("start")) if m.group("start") else None
+    end = int(m.group("end")) if m.group("end") else start
+    return path.removeprefix("./"), start, (max(start, end) if start is not None and end is not None else end)
+
+
+def _looks_like_number(path: str) -> bool:
+    return bool(re.fullmatch(r"[\d.]+", path)) or bool(re.fullmatch(r"v?\d+(\.\d+)+", path))
