@@ -237,9 +237,8 @@ def _extract_defs(src: bytes, caps: dict, max_sig: int) -> tuple[tuple[str, str,
         entry = _owner(node, def_ids)
         if entry is not None and not entry[3]:
             entry[3] = _text(src, node)
-    items = sorted(
-        (e for e in def_ids.values() if e[2] and e[2][-1]), key=lambda e: (e[1].start_byte, -e[1].end_byte, e[0] == "scope")
-    )
+    items = sorted((e for e in def_ids.values() if e[2] and e[2][-1]),
+                   key=lambda e: (e[1].start_byte, -e[1].end_byte, e[0] == "scope"))
     stack: list[tuple[int, str, str]] = []  # (end_byte, qualname, kind)
     out: list[tuple[str, str, str, int, int, str]] = []
     for kind, node, parts, receiver in items:
