@@ -17,7 +17,7 @@ class _Strict(BaseModel):
 
 
 def _relative_posix(path: str) -> str:
-    if path.startswith(("/", "~")) or "\\" in path or (len(path) > 1 and path[1] == ":"):
+    if path.startswith(("/", "~")) or "\\" in path or (path[1:3] == ":/" and path[0].isalpha()):
         raise ValueError(f"path {path!r} must be repository-relative POSIX (like 'src/app.py')")
     if any(part in ("", ".", "..") for part in path.split("/")):
         raise ValueError(f"path {path!r} must be normalized: no empty, '.' or '..' parts")

@@ -130,7 +130,8 @@ class Sandbox:
             raise ToolError("Refused: the path contains a NUL byte. Give a plain repository-relative path.")
         raw = path.strip()
         spelled = raw.replace("\\", "/")
-        if spelled.startswith(("/", "~")) or (len(spelled) > 1 and spelled[1] == ":" and spelled[0].isalpha()):
+        # a drive letter is absolute only with its root (`C:/x`, `C:\\x`); `x:12.py` is a file name on POSIX
+        if spelled.startswith(("/", "~")) or (spelled[1:3] == ":/" and spelled[0].isalpha()):
             hint = self._absolute_hint(spelled)
             raise ToolError(
                 f"Refused: {raw!r} is an absolute path. Paths are relative to the repository root "

@@ -166,3 +166,11 @@ def test_no_path_spelling_resolves_outside_the_root_or_to_a_secret(tmp_path_fact
         assert not sb.is_secret(sb.relative(real))
 
     check()
+
+
+def test_a_name_with_a_colon_after_its_first_letter_is_a_file_not_a_drive(tmp_path: Path):
+    (tmp_path / "x:12.py").write_text("x = 1\n")
+    sb = Sandbox(tmp_path)
+    assert sb.relative(sb.resolve("x:12.py", kind="file")) == "x:12.py"
+    with pytest.raises(ToolError, match="absolute path"):
+        sb.resolve("C:/Windows/win.ini")
