@@ -95,12 +95,10 @@ def all_locations(text: str) -> list[Location]:
 def ticked_location(head: str) -> tuple[tuple[str, int | None, int | None] | None, str | None]:
     """The location cited in a list-item head, and the backticked text that holds it (if any)."""
     loc = parse_location(head)
-    if loc is None:
-        return None, None
     for tick in re.findall(r"`([^`]+)`", head):
-        if whole := _whole_tick(tick, loc[0]):
+        if whole := _whole_tick(tick, loc[0] if loc else None):
             return whole, tick
-        if (tl := parse_location(tick)) and tl[0] == loc[0]:
+        if loc and (tl := parse_location(tick)) and tl[0] == loc[0]:
             return (tl if tl[1] is not None else loc), tick
     return loc, None
 
@@ -108,14 +106,17 @@ def ticked_location(head: str) -> tuple[tuple[str, int | None, int | None] | Non
 _WHOLE_TICK = re.compile(r"(?P<path>[^`\n]*?)(?::L?(?P<start>\d+)(?:\s*[-–—]\s*L?(?P<end>\d+))?)?")
 
 
-def _whole_tick(tick: str, found: str) -> Location | None:
+def _whole_tick(tick: str, found: str | None) -> Location | None:
     """A backticked citation read whole when its file name holds a space or a colon, which cut the path where a
-    citation is found token by token (`docs/User Guide.md:3-9` found as `docs/User` or `Guide.md`): only when the
-    tick holds the path found, and its whole names one file with a known extension."""
+    citation is found token by token (`docs/User Guide.md:3-9` found as `docs/User` or `Guide.md`), or starts with
+    `-` or `+`, which prose never cites (a diff's line, a bullet): only when the tick holds the path found, and its
+    whole names one file with a known extension."""
     m = _WHOLE_TICK.fullmatch(tick.strip())
-    if m is None or not (path := m.group("path").strip()) or path == found or found not in path:
+    if m is None or not (path := m.group("path").strip()) or path == found:
         return None
-    if not re.search(r"[ :]", path) or path.rsplit(".", 1)[-1].lower() not in _KNOWN_EXT:
+    if (found is not None and found not in path) or not (re.search(r"[ :]", path) or path[0] in "-+"):
+        return None
+    if path.rsplit(".", 1)[-1].lower() not in _KNOWN_EXT:
         return None
     named = [t for t in _TOKEN.findall(path) if t.rsplit(".", 1)[-1].lower() in _KNOWN_EXT and "." in t]
     if len(named) != 1 or not path.endswith(named[0]):  # `a.py or b.py`, `a.py::f`: not one file
