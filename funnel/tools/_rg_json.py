@@ -106,13 +106,13 @@ def _count_rest(first: bytes, stream: IO[bytes], max_per_file: int, capped: list
 
 def read_output(run: RipgrepRun, out: Collected, sb: Sandbox, lim: ToolLimits, *, max_results: int,
                 max_per_file: int, context: int) -> None:
-    """Read ripgrep's JSON events into `out`: matches with their context (secret files dropped), up to
-    `max_results`; past that only counted, in bulk. Stops early at `lim.search_max_read_bytes`."""
+    """Read ripgrep's JSON events into `out`: matches with their context (secret files and names no report can cite
+    dropped), up to `max_results`; past that only counted, in bulk. Stops early at `lim.search_max_read_bytes`."""
     per_file: dict[str, int] = {}
     pending_context: list[SearchLine] = []
     last_match: SearchMatch | None = None
     read_bytes = 0
-    secret_cache: dict[str, bool] = {}
+    dropped: dict[str, bool] = {}
     matches = out.matches
     stdout = run.stdout
     while raw := stdout.readline():
@@ -148,11 +148,11 @@ def read_output(run: RipgrepRun, out: Collected, sb: Sandbox, lim: ToolLimits, *
         if kind not in ("match", "context"):
             continue
         rel = _text(data.get("path")).removeprefix("./")
-        secret = secret_cache.get(rel)
-        if secret is None:  # withheld by name or as a link to a secret, or a name no report can cite (as the map)
-            secret = secret_cache[rel] = sb.withholds(rel) or "text" not in (data.get("path") or {}) \
-                or not citable(rel)
-        if secret:
+        drop = dropped.get(rel)
+        if drop is None:  # withheld by name or as a link to a secret, or a name no report can cite (as the map)
+            named_in_text = "text" in (data.get("path") or {})  # ripgrep sends undecodable names as bytes
+            drop = dropped[rel] = sb.withholds(rel) or not named_in_text or not citable(rel)
+        if drop:
             continue
         number = data.get("line_number") or 0
         if kind == "context":
