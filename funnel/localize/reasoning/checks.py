@@ -78,8 +78,8 @@ def _imported(name: str, imports: str) -> bool:
                      rf"\bimport\s+{n}\s+from\b|\bimport\s*\{{[^}}]*\b{n}\b", imports) is not None
 
 
-_LITERAL = re.compile(r"""(?:[rRbBuUfF]{0,2}['"`]|\d|\[|\{)|(?:True|False|true|false|None|null|undefined|nil)$""")
-"""A literal (a string, a number, a list or a dict, a constant): a value, never unset where it stands."""
+_LITERAL = re.compile(r"""(?:[rRbBuUfF]{0,2}['"`]|\d|\[|\{)|(?:True|False|true|false)$""")
+"""A literal (a string, a number, a list, a dict, a boolean): a value, never unset where it stands."""
 
 
 def _never_none(obj: str, imports: str) -> bool:
