@@ -195,5 +195,6 @@ def test_files_whose_names_no_report_can_cite_are_left_out_of_the_map_the_listin
     sb = Sandbox(hostile.root)
     listed = list_dir(sb, "app").render()
     assert "load\\x0asettings" not in listed and "\ufffd" not in listed and "load\\xff" not in listed
+    assert f"[{len(BAD_NAMES)} entries left out: their names hold" in listed
     found = {m.path for m in search(sb, "DATABASE_PASSWORD", path="app").matches}
     assert found == {"app/loader.py"}
