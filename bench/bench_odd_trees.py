@@ -36,6 +36,7 @@ TREES: dict[str, dict[bytes, bytes]] = {
     "colon in the name": {b"src/x:12.py": SOURCE},
     "a drive letter's shape, at the root": {b"x:12.py": SOURCE},
     "a leading dash, at the root": {b"-rf.py": SOURCE},
+    "a decomposed accent in the name (as committed from macOS)": {"src/cafe\u0301_total.py".encode(): SOURCE},
     "backtick in a neighbour's name": {b"src/total.py": SOURCE, b"src/we`ird.py": SOURCE.replace(b"compute", b"c")},
     "newline in a neighbour's name": {b"src/total.py": SOURCE, b"src/new\nline.py": SOURCE},
     "byte 0xff in a neighbour's name": {b"src/total.py": SOURCE, b"src/bad\xffname.py": SOURCE},

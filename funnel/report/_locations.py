@@ -15,7 +15,8 @@ LANGS = {
 # Citations are found in linear time: a path-like token first (a run of path characters, taken whole, never
 # re-tried from inside), then its line suffix matched at the token's end. Backtracking regexes over prose went
 # quadratic on long lines.
-_TOKEN = re.compile(r"(?<![\w.@+~/-])[\w.@+~/-]+")
+_TOKEN = re.compile(r"(?<![\w\u0300-\u036f.@+~/-])[\w\u0300-\u036f.@+~/-]+")
+"""A path-like token; combining accents count as letters (a name committed from macOS is often decomposed)."""
 _SUFFIXES = (
     re.compile(r"#L(\d+)(?:C\d+)?(?:-L?(\d+))?"),
     re.compile(r":L?(\d+)(?::\d+)?(?:\s*(?:-|–|—)\s*L?(\d+))?"),

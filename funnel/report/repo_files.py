@@ -36,11 +36,11 @@ class RepoFiles:
     def resolve(self, path: str) -> tuple[str | None, str | None]:
         """(normalized relative path, None) for a readable text file, else (None, why not)."""
         try:
-            rel = self.sb.normalize(path)
+            rel = self.sb.on_disk(self.sb.normalize(path))
             if not self.sb.is_secret(rel) and not os.path.lexists(self.sb.root / rel):
                 # Checked here rather than by the sandbox, whose suggestions compare against every path.
                 return None, f"Not found: {rel!r} does not exist in the repository.{self.suggest(rel)}"
-            real = self.sb.resolve(path, kind="file")
+            real = self.sb.resolve(rel, kind="file")
         except ToolError as e:
             return None, str(e)
         if self.sb.is_binary(real):

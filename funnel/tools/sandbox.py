@@ -10,6 +10,7 @@ import difflib
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -152,13 +153,25 @@ class Sandbox:
             parts.append(part)
         return "/".join(parts) or "."
 
+    def on_disk(self, rel: str) -> str:
+        """A normalized path as the file system spells it: when it is not there as written, its other Unicode form
+        (NFC or NFD) if that one is. A name committed from macOS is often decomposed (`cafe\u0301.py`), while a
+        reader types it composed (`café.py`); the two look alike and name the same file to a person."""
+        if rel.isascii() or os.path.lexists(self.root / rel):
+            return rel
+        for form in ("NFC", "NFD"):
+            other = unicodedata.normalize(form, rel)
+            if other != rel and os.path.lexists(self.root / other):
+                return other
+        return rel
+
     def resolve(self, path: str, *, kind: PathKind = "any") -> Path:
         """Resolve a requested path to a real path inside the root, or raise `ToolError` saying why not.
 
         Refuses absolute paths, `..` escapes, symlinks leading outside the root, NUL bytes, secrets,
         device files, FIFOs and sockets; `kind` also checks file-vs-directory.
         """
-        rel = self.normalize(path)
+        rel = self.on_disk(self.normalize(path))
         if self.is_secret(rel):
             raise ToolError(f"Refused: {rel!r} is withheld (secret files and .git internals are never shown).")
         try:

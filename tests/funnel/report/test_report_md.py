@@ -390,3 +390,11 @@ def test_a_backticked_path_with_a_space_a_colon_or_a_leading_dash_in_its_name_is
 def test_a_backticked_span_naming_more_than_one_file_or_a_symbol_keeps_the_path_found_in_it(head, path):
     draft = parse_report(f"## Summary\nx\n\n## Root cause\ny\n\n## Affected files\n1. {head}\n")
     assert [a.path for a in draft.affected_files] == [path]
+
+
+def test_a_path_with_a_decomposed_accent_is_one_token():
+    path = "src/cafe\u0301_total.py"  # as committed from macOS
+    draft = parse_report(f"## Summary\nx\n\n## Root cause\ny\n\n## Affected files\n1. `{path}:1-2` — `f` (cause)\n\n"
+                         f"## Proposed changes\n- `{path}` — `f`: check the handling there\n")
+    assert [(a.path, a.line_start) for a in draft.affected_files] == [(path, 1)]
+    assert [c.path for c in draft.proposed_changes] == [path]

@@ -174,3 +174,11 @@ def test_a_name_with_a_colon_after_its_first_letter_is_a_file_not_a_drive(tmp_pa
     assert sb.relative(sb.resolve("x:12.py", kind="file")) == "x:12.py"
     with pytest.raises(ToolError, match="absolute path"):
         sb.resolve("C:/Windows/win.ini")
+
+
+def test_a_name_typed_composed_finds_the_file_committed_decomposed_and_keeps_its_spelling(tmp_path: Path):
+    decomposed = "cafe\u0301.py"
+    (tmp_path / decomposed).write_text("x = 1\n")
+    sb = Sandbox(tmp_path)
+    assert sb.relative(sb.resolve("caf\u00e9.py", kind="file")) == decomposed
+    assert sb.on_disk("caf\u00e9.py") == decomposed and sb.on_disk("missing\u00e9.py") == "missing\u00e9.py"
