@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from repomap.pointers import fold
+
 __all__ = ("ELLIPSIS", "find_snippet", "snippet_chunks", "snippet_weight")
 
 ELLIPSIS = re.compile(r"^\s*(?:\.\.\.|…|\[\.\.\.\]|(?:#|//|/\*|--)\s*(?:\.\.\.|…).*)\s*$")
@@ -18,7 +20,7 @@ decoded with replacement (one per byte or one per sequence): a run of either rea
 
 
 def _norm(line: str) -> str:
-    line = " ".join(line.split())
+    line = fold(line)
     return _UNDECODABLE.sub("\ufffd", line) if "\\x" in line or "\ufffd" in line else line
 
 
