@@ -31,8 +31,14 @@ _KNOWN_EXT = set(LANGS) | {
 }  # fmt: skip
 
 
+def _known_ext(name: str) -> bool:
+    """Whether `name`'s last dotted part (the whole name when it has no dot) is an extension of source, markup or
+    configuration (`_KNOWN_EXT`)."""
+    return name.rsplit(".", 1)[-1].lower() in _KNOWN_EXT
+
+
 def _pathlike(path: str) -> bool:
-    return "/" in path or path.rsplit(".", 1)[-1].lower() in _KNOWN_EXT
+    return "/" in path or _known_ext(path)
 
 
 _LINK = re.compile(r"\[([^\]\n]*)\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
@@ -117,9 +123,9 @@ def _whole_tick(tick: str, found: str | None) -> Location | None:
         return None
     if (found is not None and found not in path) or not (re.search(r"[ :]", path) or path[0] in "-+"):
         return None
-    if path.rsplit(".", 1)[-1].lower() not in _KNOWN_EXT:
+    if not _known_ext(path):
         return None
-    named = [t for t in _TOKEN.findall(path) if t.rsplit(".", 1)[-1].lower() in _KNOWN_EXT and "." in t]
+    named = [t for t in _TOKEN.findall(path) if "." in t and _known_ext(t)]
     if len(named) != 1 or not path.endswith(named[0]):  # `a.py or b.py`, `a.py::f`: not one file
         return None
     start = int(m.group("start")) if m.group("start") else None
