@@ -114,14 +114,15 @@ _WHOLE_TICK = re.compile(r"(?P<path>[^`\n]*?)(?::L?(?P<start>\d+)(?:\s*[-–—]
 
 
 def _whole_tick(tick: str, found: str | None) -> Location | None:
-    """A backticked citation read whole when its file name holds a space or a colon, which cut the path where a
-    citation is found token by token (`docs/User Guide.md:3-9` found as `docs/User` or `Guide.md`), or starts with
-    `-` or `+`, which prose never cites (a diff's line, a bullet): only when the tick holds the path found, and its
-    whole names one file with a known extension."""
+    """A backticked citation read whole when its path holds a character a path-like token stops at (a space, a
+    colon, brackets and parentheses as in `app/(shop)/[id]/page.tsx`, `#`, `%`, quotes, an emoji), which cut the
+    path where a citation is found token by token (`docs/User Guide.md:3-9` found as `docs/User` or `Guide.md`), or
+    starts with `-` or `+`, which prose never cites (a diff's line, a bullet): only when the tick holds the path
+    found, and its whole names one file with a known extension."""
     m = _WHOLE_TICK.fullmatch(tick.strip())
     if m is None or not (path := m.group("path").strip()) or path == found:
         return None
-    if (found is not None and found not in path) or not (re.search(r"[ :]", path) or path[0] in "-+"):
+    if (found is not None and found not in path) or (_TOKEN.fullmatch(path) and path[0] not in "-+"):
         return None
     if not _known_ext(path):
         return None

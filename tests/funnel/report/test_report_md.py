@@ -376,8 +376,10 @@ def test_json_of_another_shape_is_read_as_markdown():
     assert parse_report('{"answer": 42}').notes[0] == "no template headings found"
 
 
-@pytest.mark.parametrize("path", ["docs/User Guide.md", "src/with space.py", "src/x:12.py", "-rf.py"])
-def test_a_backticked_path_with_a_space_a_colon_or_a_leading_dash_in_its_name_is_read_whole(path):
+@pytest.mark.parametrize("path", ["docs/User Guide.md", "src/with space.py", "src/x:12.py", "-rf.py",
+                                  "app/(shop)/[id]/page.tsx", "src/#total.py", "src/100%.py", "src/it's.py",
+                                  "src/tot\U0001F600al.py"])
+def test_a_backticked_path_with_a_character_a_path_token_stops_at_or_a_leading_dash_is_read_whole(path):
     draft = parse_report(f"## Summary\nx\n\n## Root cause\ny\n\n## Affected files\n1. `{path}:3-4` — `f` (cause)\n\n"
                          f"## Proposed changes\n- `{path}` — `f`: check the handling there\n")
     assert [(a.path, a.line_start, a.line_end) for a in draft.affected_files] == [(path, 3, 4)]
