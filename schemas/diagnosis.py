@@ -16,8 +16,14 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, use_attribute_docstrings=True)
 
 
+def absolute_spelling(path: str) -> bool:
+    """Whether `path` (with `/` separators) is spelled from a root outside the repository: `/x`, a home directory
+    (`~`, `~/x`) or a drive letter with its root (`C:/x`). `~notes.md` and `x:12.py` are file names on POSIX."""
+    return path.startswith("/") or path == "~" or path.startswith("~/") or (path[1:3] == ":/" and path[0].isalpha())
+
+
 def _relative_posix(path: str) -> str:
-    if path.startswith(("/", "~")) or "\\" in path or (path[1:3] == ":/" and path[0].isalpha()):
+    if absolute_spelling(path) or "\\" in path:
         raise ValueError(f"path {path!r} must be repository-relative POSIX (like 'src/app.py')")
     if any(part in ("", ".", "..") for part in path.split("/")):
         raise ValueError(f"path {path!r} must be normalized: no empty, '.' or '..' parts")

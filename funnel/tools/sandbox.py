@@ -20,6 +20,7 @@ from funnel.limits import ToolLimits
 from repomap.config import MAX_DEPTH, MapConfig
 from repomap.gate import DENY_GLOBS, Gate, Refusal, Refused
 from repomap.walk import IgnoreRules, read_ignore_file, walk_files
+from schemas.diagnosis import absolute_spelling
 
 __all__ = ("SECRET_GLOBS", "Sandbox", "ToolLimits", "cap_bytes", "printable")
 
@@ -131,8 +132,7 @@ class Sandbox:
             raise ToolError("Refused: the path contains a NUL byte. Give a plain repository-relative path.")
         raw = path.strip()
         spelled = raw.replace("\\", "/")
-        # a drive letter is absolute only with its root (`C:/x`, `C:\\x`); `x:12.py` is a file name on POSIX
-        if spelled.startswith(("/", "~")) or (spelled[1:3] == ":/" and spelled[0].isalpha()):
+        if absolute_spelling(spelled):
             hint = self._absolute_hint(spelled)
             raise ToolError(
                 f"Refused: {raw!r} is an absolute path. Paths are relative to the repository root "

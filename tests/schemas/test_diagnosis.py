@@ -32,8 +32,9 @@ def test_trace_event_round_trips_through_json():
     assert back == event
 
 
-@pytest.mark.parametrize("path, ok", [("x:12.py", True), ("src/a:b.py", True), ("C:/Windows/win.ini", False),
-                                      ("/etc/passwd", False), ("src\\a.py", False), ("src/../a.py", False)])
+@pytest.mark.parametrize("path, ok", [("x:12.py", True), ("src/a:b.py", True), ("~notes.py", True),
+                                      ("~src/a.py", True), ("C:/Windows/win.ini", False), ("/etc/passwd", False),
+                                      ("~/a.py", False), ("~", False), ("src\\a.py", False), ("src/../a.py", False)])
 def test_a_cited_path_is_refused_only_when_it_is_absolute_or_not_normalized(path, ok):
     if ok:
         assert AffectedFile(path=path, line_start=1, line_end=1).path == path

@@ -176,6 +176,15 @@ def test_a_name_with_a_colon_after_its_first_letter_is_a_file_not_a_drive(tmp_pa
         sb.resolve("C:/Windows/win.ini")
 
 
+def test_a_name_starting_with_a_tilde_is_a_file_and_only_a_home_directory_is_refused(tmp_path: Path):
+    (tmp_path / "~notes.py").write_text("x = 1\n")
+    sb = Sandbox(tmp_path)
+    assert sb.relative(sb.resolve("~notes.py", kind="file")) == "~notes.py"
+    for home in ("~", "~/notes.py"):
+        with pytest.raises(ToolError, match="absolute path"):
+            sb.resolve(home)
+
+
 def test_a_name_typed_composed_finds_the_file_committed_decomposed_and_keeps_its_spelling(tmp_path: Path):
     decomposed = "cafe\u0301.py"
     (tmp_path / decomposed).write_text("x = 1\n")
