@@ -55,14 +55,16 @@ class SkipReason(StrEnum):
     span)."""
 
 
-_BAD_NAME = re.compile(r"[\x00-\x08\x0a-\x1f\x7f`\udc80-\udcff]")
-"""A control character (a tab aside), a backtick (which ends the code span a report cites a path in) or an
-undecodable byte (`os.scandir` hands those over as lone surrogates)."""
+_BAD_NAME = re.compile(r"[\x00-\x08\x0a-\x1f\x7f`\\\udc80-\udcff]")
+"""A control character (a tab aside), a backtick (which ends the code span a report cites a path in), a backslash
+(which every reader of a cited path takes for a Windows separator) or an undecodable byte (`os.scandir` hands
+those over as lone surrogates)."""
 
 
 
 def citable(path: str) -> bool:
-    """Whether a report can name this path: no control character but a tab, no backtick, no undecodable byte."""
+    """Whether a report can name this path: no control character but a tab, no backtick, no backslash, no
+    undecodable byte."""
     return _BAD_NAME.search(path) is None
 
 

@@ -40,9 +40,10 @@ LINKS_TO_SECRETS = (
 ODD_FILES = ("app/pipe.py", "self.py", "ping.py", "app/huge.py", "app/blob.py")
 """A FIFO, a self-link, a two-link loop, a file over the size cap, a binary file."""
 
-BAD_NAMES = (b"app/load\nsettings.py", b"app/load\xffsettings.py", b"app/load`settings.py")
-"""Files no report can cite, by their names' bytes: a newline, a byte that is not UTF-8, a backtick. Each holds the
-report's words, so a reader that kept them would rank them."""
+BAD_NAMES = (b"app/load\nsettings.py", b"app/load\xffsettings.py", b"app/load`settings.py", b"app/load\\settings.py")
+"""Files no report can cite, by their names' bytes: a newline, a byte that is not UTF-8, a backtick, a backslash
+(which readers of a cited path take for a Windows separator). Each holds the report's words, so a reader that kept
+them would rank them."""
 
 
 @dataclass(frozen=True)
