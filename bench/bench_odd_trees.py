@@ -7,7 +7,8 @@ offline explorer, and prints one row per tree: how the run ended, the attempts i
 costs one), the claims the verifier rejected and the prime suspect cited. The 47th round found every one of these
 trees failing: an undecodable byte in a file name failed the map (and so the run), a newline or a backtick split
 the cited path, a space or a colon cut it, a Latin-1 byte made the quoted snippet unmatchable, and an empty tree
-asked the reporter which module was involved. Run it from two checkouts to compare.
+asked the reporter which module was involved. The 48th round added Next.js route folders, `#`, an emoji, a leading
+`~` and a backslash, each of which failed verification twice. Run it from two checkouts to compare.
 """
 
 from __future__ import annotations
@@ -40,7 +41,13 @@ TREES: dict[str, dict[bytes, bytes]] = {
     "backtick in a neighbour's name": {b"src/total.py": SOURCE, b"src/we`ird.py": SOURCE.replace(b"compute", b"c")},
     "newline in a neighbour's name": {b"src/total.py": SOURCE, b"src/new\nline.py": SOURCE},
     "byte 0xff in a neighbour's name": {b"src/total.py": SOURCE, b"src/bad\xffname.py": SOURCE},
+    "Next.js route folders (app/(shop)/[id]/)": {b"app/(shop)/[id]/total.py": SOURCE},
+    "a hash in the name": {b"src/#total.py": SOURCE},
+    "an emoji in the name": {"src/tot\U0001F600al.py".encode(): SOURCE},
+    "a tilde leading the name, at the root": {b"~total.py": SOURCE},
+    "backslash in the suspect's name": {b"src/to\\tal.py": SOURCE, b"src/util.py": b"def double(x):\n    return 2 * x\n"},
     "Latin-1 byte in the suspect": {b"src/total.py": LATIN1},
+    "byte-order mark and CRLF line ends": {b"src/total.py": b"\xef\xbb\xbf" + SOURCE.replace(b"\n", b"\r\n")},
     "no source file": {b"README.md": b"# total\n"},
 }
 """Tree name → files (path bytes → content)."""

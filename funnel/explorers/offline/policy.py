@@ -40,6 +40,7 @@ from funnel.limits import Limits
 from funnel.phases import ControlTool, phase_of_tools
 from repomap import RepoMap
 from repomap.focus import Focus
+from repomap.walk import SkipReason
 from schemas.enums import Phase, ToolName
 
 __all__ = ("OfflineConfig", "OfflinePolicy")
@@ -184,8 +185,13 @@ class OfflinePolicy:
             return [f"The repository holds no source file to investigate at this commit"
                     f"{f' (left out: {left_out})' if left_out else ''}: is the report filed against the right "
                     "repository and branch?"]
-        return ["Nothing in the report matches code in this repository: which module, command or page is involved?",
-                "Can you share the full error output or stack trace, and the steps that reproduce it?"]
+        questions = ["Nothing in the report matches code in this repository: which module, command or page is "
+                     "involved?", "Can you share the full error output or stack trace, and the steps that reproduce it?"]
+        if stats is not None and (bad := stats.skipped.get(SkipReason.bad_name, 0)):
+            questions.append(f"{bad} file(s) were left out because their names hold a control character, a backtick, "
+                             "a backslash or bytes that are not UTF-8, which no report can cite: is the bug in one "
+                             "of them? Renaming it lets it be investigated.")
+        return questions
 
     def _deep_dive_turn(self) -> ModelResponse:
         assert self._reads is not None

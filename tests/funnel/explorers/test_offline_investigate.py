@@ -95,6 +95,15 @@ async def test_a_repository_without_source_files_asks_whether_the_report_reached
     assert "right repository and branch" in detail
 
 
+async def test_a_report_matching_nothing_citable_says_which_files_their_names_left_out(tmp_path):
+    root = _make(tmp_path / "repo", {"src/util.py": "def double(x):\n    return 2 * x\n",
+                                     "src/to\\tal.py": "def compute_total(amount):\n    return amount / 100\n"})
+    result = await investigate(_report("compute_total drops the cents\ncompute_total(250) gives 2"), root,
+                               explorer=OfflineExplorer())  # fmt: skip
+    assert result.diagnosis.termination.reason == StopReason.needs_info
+    assert "1 file(s) were left out because their names hold" in result.diagnosis.termination.detail
+
+
 async def test_tool_calls_stay_within_the_budget_median(tmp_path):
     root = _make(tmp_path / "repo", NODE_REPO)
     counts = []
