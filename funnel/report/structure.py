@@ -22,6 +22,7 @@ from funnel.limits import Limits
 from funnel.report.parse import parse_report
 from funnel.report.template import ReportDraft
 from funnel.retry import RetryingModel, build_model_from_spec
+from funnel.tool_calls import ToolCallRepair
 from funnel.tools.sandbox import Sandbox
 from funnel.report.verify import CheckedClaims, SymbolLookup, VerifyLimits, check_claims
 from schemas.diagnosis import ComplexityRating, Diagnosis, RiskRating, RootCause, RunStats, Termination
@@ -147,7 +148,7 @@ def _model_faults(draft: ReportDraft, checked: CheckedClaims, markdown: str) -> 
 
 def _agent(model: str | Model, opts: StructureOptions) -> Agent[_Deps, ReportDraft]:
     agent: Agent[_Deps, ReportDraft] = Agent(
-        RetryingModel.for_limits(build_model_from_spec(model), opts.retry),
+        RetryingModel.for_limits(ToolCallRepair(build_model_from_spec(model)), opts.retry),
         deps_type=_Deps,
         output_type=ReportDraft,
         instructions=STRUCTURER_INSTRUCTIONS,

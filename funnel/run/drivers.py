@@ -28,6 +28,7 @@ from funnel.run.budget import check_stop, enforce_budgets, usage_limits
 from funnel.run.compaction import CompactionPolicy, Summarizer, history_processor, model_summarizer
 from funnel.run.meter import response_usage
 from funnel.run.state import RunState
+from funnel.tool_calls import ToolCallRepair
 from schemas.enums import Phase
 from schemas.trace import RequestEvent, ToolCallEvent
 
@@ -47,7 +48,7 @@ def agent_attempt(state: RunState, explorer: AgentExplorer, ctx: ExplorerContext
         if not traits_of(explorer).offline_fallback:
             raise
         raise ModelUnavailable(f"the model could not be set up: {e}") from e
-    model = RetryingModel.for_limits(built, limits, state.cancel)
+    model = RetryingModel.for_limits(ToolCallRepair(built), limits, state.cancel)
     if summarize is None and limits.summarizer_model:
         summarizer = RetryingModel.for_limits(build_model_from_spec(limits.summarizer_model), limits, state.cancel)
         summarize = model_summarizer(summarizer)

@@ -160,6 +160,18 @@ def _overflow(seen: Seen) -> Turn:
 
 
 MALFORMED = '{"path": "shop/pricing.py", "start": 4,'
+
+
+def _plain(shape: Callable[[Call], Turn]) -> Script:
+    """The happy path with every tool call sent in one shape a plain server passes through, every time."""
+    return Script(**{k: [shape(t.calls[0]) if t.calls else t for t in v] for k, v in HAPPY.items()})
+
+
+def _hermes(call: Call) -> Turn:
+    return text(f"I will call a tool.\n<tool_call>\n{json.dumps({'name': call.name, 'arguments': call.args})}"
+                "\n</tool_call>")
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     # 1. literal obedience, repeats, control tools in attempt 2
     Scenario(1, "literal_template_path", "reads the template's example path; in attempt 2 calls finish_deep_dive again",
@@ -261,13 +273,26 @@ SCENARIOS: tuple[Scenario, ...] = (
              structurer=True),
     Scenario(10, "structurer_down", "the structurer endpoint returns 500 on every request",
              lambda: happy(output=[text(FRENCH_REPORT)], structurer=[Turn(status=500)]), structurer=True),
+    # 11. tool calls as plain servers pass them through, the same way every time
+    Scenario(11, "prefixed_names", "names every tool `functions.<name>`",
+             lambda: _plain(lambda c: tc(f"functions.{c.name}", c.args))),
+    Scenario(11, "camel_case_names", "names every tool in CamelCase (`ReadRange`)",
+             lambda: _plain(lambda c: tc(c.name.title().replace("_", ""), c.args))),
+    Scenario(11, "extra_argument", "adds an `explanation` argument to every call",
+             lambda: _plain(lambda c: tc(c.name, {**c.args, "explanation": "to find the bug"}))),
+    Scenario(11, "encoded_arguments", "sends arguments as a JSON string in the JSON string, `null` when none",
+             lambda: _plain(lambda c: tc(c.name, json.dumps(json.dumps(c.args)) if c.args else "null"))),
+    Scenario(11, "calls_in_text", "writes every call into the text as `<tool_call>{…}</tool_call>`",
+             lambda: _plain(_hermes)),
+    Scenario(11, "calls_as_json_text", "answers every call with a bare JSON object in the text",
+             lambda: _plain(lambda c: text(json.dumps({"name": c.name, "parameters": c.args})))),
 )
 """Every scenario, in the order of issue 17's list. All run over Chat Completions; `ANTHROPIC` over Messages too."""
 
 ANTHROPIC = frozenset({
     "literal_model", "rereads_in_attempt_2", "malformed_json", "control_with_read", "empty_content",
     "context_overflow", "setext_headings", "rate_limited", "server_error_always", "connection_reset",
-    "reasoning_around_calls", "structurer_malformed",
+    "reasoning_around_calls", "structurer_malformed", "prefixed_names", "calls_in_text",
 })  # fmt: skip
 """The scenarios also run over Anthropic Messages (one or more per behaviour; the suite stays fast)."""
 

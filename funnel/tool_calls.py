@@ -1,0 +1,167 @@
+"""Tool calls as plain servers send them, read as the tool calls they mean (`ToolCallRepair`).
+
+A mediocre model behind a plain OpenAI-compatible server calls the tools in shapes no provider SDK reads: the
+name prefixed (`functions.search`) or cased (`Search`, `readRange`); arguments sent as `null`, as an empty string
+or as a JSON string inside the JSON string; an argument the tool does not take (`"explanation": "…"`) beside all
+those it needs; or no tool call at all but its JSON in the text, the way the model was trained to write it
+(`<tool_call>{…}</tool_call>`, `[TOOL_CALLS][…]`, `<|python_tag|>{…}`, a bare object or a ```json fence). Refused
+each time, such a model repeats itself until a budget stops the run. Each repair is made only when it names one
+offered tool unambiguously; everything else reaches the tools as sent and is refused there with its reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import re
+import uuid
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import ToolDefinition
+
+__all__ = ("ToolCallRepair", "repair_response")
+
+_log = logging.getLogger(__name__)
+
+_WRAPPED = re.compile(
+    r"<tool_call>\s*(?P<a>.*?)\s*</tool_call>"  # Hermes, Qwen
+    r"|\[TOOL_CALLS\]\s*(?P<b>\[.*\]|\{.*\})"  # Mistral
+    r"|<\|python_tag\|>\s*(?P<c>\{.*\})"  # Llama 3.1
+    r"|```(?:json)?\s*\n(?P<d>[\[{].*?)\n\s*```",  # a fenced object
+    re.S,
+)
+_ARG_KEYS = ("arguments", "parameters", "args", "input")
+
+
+def _offered(params: ModelRequestParameters) -> dict[str, ToolDefinition]:
+    return {t.name: t for t in [*params.function_tools, *params.output_tools]}
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def tool_name(name: str, offered: dict[str, ToolDefinition]) -> str | None:
+    """The offered tool `name` means (itself, without a `functions.` or `tools:` prefix, in any case or camelCase),
+    or None when it means none or several."""
+    if name in offered:
+        return name
+    bare = re.split(r"[.:/]", name.strip())[-1].replace("-", "_")
+    found = {t for t in offered if _snake(bare) == t.lower() or bare.lower() == t.lower()}
+    return found.pop() if len(found) == 1 else None
+
+
+def _decoded(args: str | dict[str, Any] | None) -> tuple[Any, bool]:
+    """The value the arguments spell, and whether reading it took a repair (`null`, empty, JSON in a string)."""
+    if args is None:
+        return {}, True
+    if not isinstance(args, str):
+        return args, False
+    text = args.strip()
+    if text in ("", "null"):
+        return {}, True
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None, False
+    if value is None:
+        return {}, True
+    if isinstance(value, str):
+        try:
+            return json.loads(value), True
+        except ValueError:
+            return None, False
+    return value, False
+
+
+def _arguments(args: str | dict[str, Any] | None, tool: ToolDefinition) -> str | dict[str, Any] | None:
+    """The arguments a tool call means: `null`, an empty string or a JSON string holding an object read as that
+    object; an argument the tool does not take dropped when every argument it needs is there. The arguments as
+    sent when they need no reading (and when they cannot be read: the tool refuses them with its reason)."""
+    value, repaired = _decoded(args)
+    if not isinstance(value, dict):
+        return args
+    schema = tool.parameters_json_schema
+    known = schema.get("properties") or {}
+    if schema.get("additionalProperties") is False and any(k not in known for k in value):
+        kept = {k: v for k, v in value.items() if k in known}
+        if all(r in kept for r in schema.get("required") or ()):
+            value, repaired = kept, True
+    return value if repaired else args
+
+
+def _calls_in_text(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[tuple[str, Any]], str]:
+    """The tool calls written into a reply's text, and the text left around them."""
+    found: list[tuple[str, Any]] = []
+    rest = text
+    spans = [(m.span(), next(g for g in m.groups() if g is not None)) for m in _WRAPPED.finditer(text)]
+    stripped = text.strip()
+    if not spans and stripped[:1] in "[{":
+        spans = [((0, len(text)), stripped)]
+    for span, body in reversed(spans):
+        try:
+            value = json.loads(body)
+        except ValueError:
+            continue
+        calls = value if isinstance(value, list) else [value]
+        named = []
+        for call in calls:
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                break
+            name = tool_name(call["name"], offered)
+            args = next((call[k] for k in _ARG_KEYS if k in call), {})
+            if name is None or not isinstance(args, (dict, str)):
+                break
+            named.append((name, args))
+        else:
+            found[:0] = named
+            rest = rest[: span[0]] + rest[span[1] :]
+    return found, rest
+
+
+def repair_response(response: ModelResponse, params: ModelRequestParameters) -> ModelResponse:
+    """`response` with its tool calls read as the offered tools they mean (the same response when nothing needed
+    reading)."""
+    offered = _offered(params)
+    if not offered:
+        return response
+    parts: list[ModelResponsePart] = []
+    changed = False
+    has_calls = any(isinstance(p, ToolCallPart) for p in response.parts)
+    for part in response.parts:
+        if isinstance(part, ToolCallPart) and (name := tool_name(part.tool_name, offered)):
+            args = _arguments(part.args, offered[name])
+            if name != part.tool_name or args is not part.args:
+                _log.info("read the tool call %r %r as %r %r", part.tool_name, part.args, name, args)
+                part = dataclasses.replace(part, tool_name=name, args=args)
+                changed = True
+        elif isinstance(part, TextPart) and not has_calls and (params.function_tools or not params.allow_text_output):
+            calls, rest = _calls_in_text(part.content, offered)
+            if calls:
+                _log.info("read %d tool call(s) written in the reply's text", len(calls))
+                if rest.strip():
+                    parts.append(TextPart(rest.strip()))
+                parts += [ToolCallPart(name, _arguments(args, offered[name]), tool_call_id=f"call_{uuid.uuid4().hex}")
+                          for name, args in calls]  # fmt: skip
+                changed = True
+                continue
+        parts.append(part)
+    return dataclasses.replace(response, parts=parts) if changed else response
+
+
+class ToolCallRepair(WrapperModel):
+    """A model whose responses' tool calls are read as the offered tools they mean (`repair_response`)."""
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        response = await self.wrapped.request(messages, model_settings, model_request_parameters)
+        return repair_response(response, model_request_parameters)

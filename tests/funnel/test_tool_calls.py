@@ -1,0 +1,67 @@
+"""Reading tool calls as plain servers send them: what is read as which tool, and what is left to be refused."""
+
+from __future__ import annotations
+
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.tools import ToolDefinition
+
+from funnel.tool_calls import repair_response, tool_name
+
+READ = ToolDefinition(name="read_range", parameters_json_schema={
+    "type": "object", "additionalProperties": False, "required": ["path"],
+    "properties": {"path": {"type": "string"}, "start": {"type": "integer"}, "end": {"type": "integer"}}})  # fmt: skip
+SEARCH = ToolDefinition(name="search", parameters_json_schema={
+    "type": "object", "additionalProperties": False, "required": ["pattern"],
+    "properties": {"pattern": {"type": "string"}}})  # fmt: skip
+PARAMS = ModelRequestParameters(function_tools=[READ, SEARCH], allow_text_output=True)
+
+
+def _one(*parts, params=PARAMS) -> list:
+    return repair_response(ModelResponse(parts=list(parts)), params).parts
+
+
+def test_a_name_is_read_as_the_one_offered_tool_it_spells():
+    offered = {"read_range": READ, "search": SEARCH}
+    assert [tool_name(n, offered) for n in ("functions.read_range", "ReadRange", "readRange", "tools:SEARCH",
+                                            "read-range")] == ["read_range", "read_range", "read_range", "search",
+                                                               "read_range"]  # fmt: skip
+    assert tool_name("run_tests", offered) is None and tool_name("functions.find_symbol", offered) is None
+
+
+def test_a_name_that_spells_two_offered_tools_is_left_as_sent():
+    offered = {"read": READ, "Read": SEARCH}
+    assert tool_name("READ", offered) is None
+
+
+def test_a_well_formed_call_is_the_same_object():
+    call = ToolCallPart("search", '{"pattern": "x"}', tool_call_id="c1")
+    response = ModelResponse(parts=[call])
+    assert repair_response(response, PARAMS) is response
+
+
+def test_an_unknown_argument_is_dropped_only_when_every_needed_one_is_there():
+    kept = _one(ToolCallPart("read_range", {"path": "a.py", "why": "look"}, tool_call_id="c1"))
+    assert kept[0].args == {"path": "a.py"}
+    typo = {"file": "a.py", "start": 3}
+    assert _one(ToolCallPart("read_range", typo, tool_call_id="c2"))[0].args == typo  # refused with both reasons
+
+
+def test_arguments_that_are_not_json_are_left_for_the_tool_to_refuse():
+    assert _one(ToolCallPart("search", '{"pattern": "x",', tool_call_id="c1"))[0].args == '{"pattern": "x",'
+
+
+def test_calls_written_in_the_text_become_tool_calls_and_the_prose_around_them_stays():
+    parts = _one(TextPart('Reading.\n<tool_call>{"name": "read_range", "arguments": {"path": "a.py"}}</tool_call>\n'
+                          '<tool_call>{"name": "search", "arguments": {"pattern": "x"}}</tool_call>'))
+    assert parts[0] == TextPart("Reading.")
+    assert [(p.tool_name, p.args) for p in parts[1:]] == [("read_range", {"path": "a.py"}), ("search", {"pattern": "x"})]
+    mistral = _one(TextPart('[TOOL_CALLS][{"name": "search", "arguments": {"pattern": "y"}}]'))
+    assert [(p.tool_name, p.args) for p in mistral] == [("search", {"pattern": "y"})]
+
+
+def test_text_naming_no_offered_tool_or_offering_no_tool_stays_text():
+    for body in ('{"name": "run_tests", "arguments": {}}', '{"summary": "x"}', "## Summary\n```json\n{\"a\": 1}\n```"):
+        assert _one(TextPart(body)) == [TextPart(body)]
+    report = '<tool_call>{"name": "search", "arguments": {"pattern": "x"}}</tool_call>'
+    assert _one(TextPart(report), params=ModelRequestParameters(allow_text_output=True)) == [TextPart(report)]
