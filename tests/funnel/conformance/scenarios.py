@@ -1,4 +1,5 @@
-"""The conformance scenarios: one model behaviour each (issue 17's list, 1-10), run through the real harness over HTTP.
+"""The conformance scenarios: one model behaviour each (issue 17's list, 1-10; 11: tool calls as plain servers pass
+them through), run through the real harness over HTTP.
 
 A scenario is a `Script` for `ModelServer` plus what the run may end with. `run_scenario` starts the server,
 points the provider at it through the environment (`OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`), runs `investigate`
