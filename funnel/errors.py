@@ -15,6 +15,7 @@ __all__ = (
     "Cancelled",
     "CostBudgetExceeded",
     "ModelUnavailable",
+    "ModelUnusable",
     "NeedsInfo",
     "RunFailed",
     "StepBudgetExceeded",
@@ -85,6 +86,14 @@ class RunFailed(StopRun):
 
 class ModelUnavailable(RunFailed):
     """The model endpoint failed (unreachable, refused the request, kept failing, could not be set up).
+
+    Still termination `error`; the harness may rerun with the offline investigator (`Limits.fallback_to_offline`).
+    """
+
+
+class ModelUnusable(RunFailed):
+    """The model answered, but never with a report or a tool call the harness could run, within its retries (a
+    tool no phase left offers, called again and again; answers that are no report).
 
     Still termination `error`; the harness may rerun with the offline investigator (`Limits.fallback_to_offline`).
     """

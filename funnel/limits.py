@@ -90,6 +90,9 @@ class Limits:
     max_repeats: int = 2
     """Identical read-only tool calls (same tool, same arguments) allowed in one attempt; the second is refused, the one
     after stops the run (no progress). Control tools and the calls of an earlier attempt are not repeats."""
+    max_refused_calls: int = 2
+    """Calls of tools the current phase does not offer (or of no tool at all) after which the harness moves the funnel
+    on to the next phase, as when its budget is spent: such a model is done with the phase, whatever it calls."""
     model_retries: int = 3
     """Retries of a failing model request (connection errors, 5xx, 429) before the run stops with `error`."""
     retry_backoff_s: float = 1.0
@@ -123,7 +126,8 @@ class Limits:
     prepass_candidates: int = 5
     """Candidate files the pre-pass shows to the model (and uses to refocus the repo map)."""
     fallback_to_offline: bool = True
-    """When the model endpoint fails (unreachable, refused, retries exhausted), rerun with the offline investigator."""
+    """When the model endpoint fails (unreachable, refused, retries exhausted) or the model never answers with a usable
+    report or tool call (`ModelUnusable`), rerun with the offline investigator."""
     history: bool = True
     """Let the offline ranking use the repository's git history as evidence (files changed by earlier commits whose
     messages resemble the report; nothing later than the investigated commit), when the tree is a git checkout or

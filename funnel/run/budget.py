@@ -37,7 +37,7 @@ from funnel.errors import (
     StepBudgetExceeded,
 )
 from funnel.limits import Limits
-from funnel.phases import ControlTool, tools_for
+from funnel.phases import ControlTool, next_phase, tools_for
 from schemas.enums import Phase
 from schemas.trace import ToolCallEvent
 
@@ -114,6 +114,9 @@ def enforce_budgets(state: RunState) -> None:
         state.wrap_up = state.move_to(Phase.deep_dive, forced=True, reason="explore budget spent") or None
     if state.phase == Phase.deep_dive and state.phase_calls >= state.limits.deep_dive_reads:
         state.wrap_up = state.move_to(Phase.output, forced=True, reason="deep-dive budget spent") or None
+    if state.phase != Phase.output and state.refused_here >= state.limits.max_refused_calls:
+        why = f"the model kept calling tools the {state.phase.value} phase does not offer ({state.last_refusal})"
+        state.wrap_up = state.move_to(next_phase(state.phase), forced=True, reason=why) or None
     if state.phase != Phase.output and (why := should_wrap_up(state)):
         state.wrap_up = state.move_to(Phase.output, forced=True, reason=why) or None
 
@@ -129,7 +132,9 @@ def refuse(state: RunState, tool: str, args: dict[str, Any]) -> str | None:
     """
     if tool not in tools_for(state.phase):
         offered = ", ".join(tools_for(state.phase)) or "none: write the report"
-        return f"`{tool}` is not available in the {state.phase.value} phase. Tools now: {offered}."
+        state.refused_here += 1
+        state.last_refusal = f"`{tool}` is not available in the {state.phase.value} phase"
+        return f"{state.last_refusal}. Tools now: {offered}."
     if state.tool_calls_total > state.limits.max_tool_calls:
         return "The tool budget of this run is spent. Write the report now from what you have read."
     budgeted = tool not in set(ControlTool)

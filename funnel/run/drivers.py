@@ -3,6 +3,7 @@ policy at the head of every iteration) for an `AgentExplorer`, and one request f
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Awaitable, Callable
 
@@ -19,7 +20,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from funnel.errors import ModelUnavailable, RunFailed, StepBudgetExceeded, UserError
+from funnel.errors import ModelUnavailable, ModelUnusable, StepBudgetExceeded, UserError
 from funnel.explorers import AgentExplorer, ExplorerContext, ReportCommand, traits_of
 from funnel.explorers.agent import RetryingModel, build_model_from_spec
 from funnel.run import prompts
@@ -106,7 +107,7 @@ def agent_attempt(state: RunState, explorer: AgentExplorer, ctx: ExplorerContext
         except pai_exc.UsageLimitExceeded as e:
             raise StepBudgetExceeded(str(e)) from e
         except pai_exc.UnexpectedModelBehavior as e:
-            raise RunFailed(f"the model did not produce a usable report: {e}") from e
+            raise ModelUnusable(_unusable(state, e)) from e
 
     return run
 
@@ -139,8 +140,10 @@ def _trace_refused(state: RunState, request: ModelRequest, transcript: list[Mode
             refusal = "invalid arguments: " + "; ".join(msgs)
             state.consecutive_tool_errors += 1
             state.last_tool_error = refusal
-        else:  # a refusal, like the funnel gate's: not a failure
+        else:  # a refusal, like the funnel gate's: not a failure, but the model may be done with the phase
             refusal = f"`{part.tool_name}` is not available in the {state.phase.value} phase"
+            state.refused_here += 1
+            state.last_refusal = refusal
         call = calls.get(part.tool_call_id)
         try:
             args = call.args_as_dict() if call is not None else {}
@@ -148,6 +151,18 @@ def _trace_refused(state: RunState, request: ModelRequest, transcript: list[Mode
             args = {"_raw": str(call.args)}
         state.tool_calls_total += 1
         state.emit(ToolCallEvent, tool=part.tool_name, args=args, error=refusal)
+
+
+_GAVE_UP_ON_TOOL = re.compile(r"Tool '(?P<tool>[^']+)' exceeded max retries count of (?P<n>\d+)")
+
+
+def _unusable(state: RunState, e: pai_exc.UnexpectedModelBehavior) -> str:
+    """The termination detail of a model whose answers PydanticAI gave up on, in the harness's words."""
+    if m := _GAVE_UP_ON_TOOL.match(str(e)):
+        tool = m.group("tool")
+        why = state.last_refusal if f"`{tool}`" in state.last_refusal else state.last_tool_error or "refused"
+        return f"the model did not produce a usable report: it kept calling `{tool}` ({why})"
+    return f"the model did not produce a usable report: {e}"
 
 
 def command_attempt(state: RunState, explorer: ReportCommand, ctx: ExplorerContext, system: str,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from funnel.cancel import CancelToken
-from funnel.errors import ModelUnavailable, NeedsInfo, StopRun
+from funnel.errors import ModelUnavailable, ModelUnusable, NeedsInfo, StopRun
 from funnel.report.structure import StructureOptions, structure
 from funnel.run.state import RunState
 from schemas.diagnosis import AffectedFile, Diagnosis, PhaseStats, RunStats, Termination
@@ -107,10 +107,11 @@ def _partial(state: RunState, stop: StopRun | None) -> Diagnosis:
 
 
 def fallback_reason(stop: StopRun | None, may_fall_back: bool, cancel: CancelToken) -> str | None:
-    """Why the offline investigator should redo the run (the model endpoint failed), or None."""
+    """Why the offline investigator should redo the run (the model endpoint failed, or the model never gave a usable
+    answer), or None."""
     if not may_fall_back or cancel.cancelled:
         return None
-    if isinstance(stop, ModelUnavailable):
+    if isinstance(stop, (ModelUnavailable, ModelUnusable)):
         return stop.detail or "the model endpoint failed"
     return None
 

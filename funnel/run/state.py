@@ -59,6 +59,10 @@ class RunState:
     """Failed tool calls in a row."""
     last_tool_error: str = ""
     """Text of the last failed tool call."""
+    refused_here: int = 0
+    """Calls of tools the current phase does not offer, since it began (`Limits.max_refused_calls`)."""
+    last_refusal: str = ""
+    """Why the last such call was refused."""
     seen: Counter[str] = field(default_factory=Counter)
     """How often each (attempt, read-only tool, arguments) triple was asked for (the no-progress guard)."""
     suspects: list[str] = field(default_factory=list)
@@ -104,7 +108,7 @@ class RunState:
         return self._enter(Phase.deep_dive, forced=False, reason=f"attempt {attempt}")
 
     def _enter(self, phase: Phase, *, forced: bool, reason: str) -> str:
-        old, self.phase, self.phase_calls = self.phase, phase, 0
+        old, self.phase, self.phase_calls, self.refused_here = self.phase, phase, 0, 0
         self.emit(PhaseChangeEvent, phase=phase, from_phase=old, to_phase=phase, forced=forced, reason=reason)
         change = PhaseChange(old, phase, forced, tuple(self.suspects), self.budget(phase), reason)
         return self.hooks.run_phase_hooks(change)

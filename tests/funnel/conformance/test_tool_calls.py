@@ -43,6 +43,22 @@ def _gives_up_with_a_reason(out: Outcome) -> None:
     assert "read_range" in out.result.diagnosis.termination.detail
 
 
+def _moved_on_after_two_refusals(out: Outcome) -> None:
+    forced = [e for e in out.result.events if isinstance(e, PhaseChangeEvent) and e.forced]
+    assert forced and "does not offer" in forced[0].reason
+    assert out.result.diagnosis.stats.claims_rejected == 0
+
+
+def _says_which_tool_it_kept_calling(out: Outcome) -> None:
+    detail = out.result.diagnosis.termination.detail
+    assert "kept calling `read_range` (`read_range` is not available in the output phase)" in detail
+
+
+def _the_offline_investigator_writes_the_report(out: Outcome) -> None:
+    assert out.result.diagnosis.termination.detail.startswith("offline fallback: the model explorer")
+    assert out.result.diagnosis.affected_files and out.result.diagnosis.stats.explorer.startswith("offline")
+
+
 EXTRA = {
     "hidden_tool": _search_refused_in_deep_dive,
     "control_with_read": _read_runs_in_the_deep_dive_it_opened,
@@ -51,6 +67,10 @@ EXTRA = {
     "malformed_json": _bad_arguments_are_traced_as_refused,
     "wrong_types": _bad_arguments_are_traced_as_refused,
     "malformed_forever": _gives_up_with_a_reason,
+    "hidden_tool_forever": _moved_on_after_two_refusals,
+    "control_tool_forever": _moved_on_after_two_refusals,
+    "tools_in_output_forever": _says_which_tool_it_kept_calling,
+    "tools_in_output_fallback": _the_offline_investigator_writes_the_report,
 }
 
 
