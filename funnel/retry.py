@@ -14,6 +14,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
 from funnel.cancel import CancelToken
+from funnel.completions import lenient
 from funnel.errors import Cancelled, ModelUnavailable, RunFailed, UserError
 from funnel.limits import Limits
 
@@ -34,7 +35,8 @@ def build_model_from_spec(spec: str | Model) -> Model:
     """A PydanticAI model from a model string (`openai:gpt-4o`, `anthropic:...`, `ollama:...`) or a model.
 
     OpenAI-compatible servers: `openai-chat:<model>` (or `openai:<model>`, switched to chat completions when
-    `OPENAI_BASE_URL` points elsewhere than api.openai.com) with `OPENAI_BASE_URL` and `OPENAI_API_KEY` set.
+    `OPENAI_BASE_URL` points elsewhere than api.openai.com) with `OPENAI_BASE_URL` and `OPENAI_API_KEY` set. A Chat
+    Completions model reads the completions of plain servers leniently (`funnel.completions`).
     """
     if isinstance(spec, Model):
         return spec
@@ -43,7 +45,7 @@ def build_model_from_spec(spec: str | Model) -> Model:
         # OpenAI-compatible servers speak chat completions, not the Responses API `openai:` means in PydanticAI 2.x
         spec = "openai-chat:" + spec.removeprefix("openai:")
     try:
-        return infer_model(spec)
+        return lenient(infer_model(spec))
     except pai_exc.UserError as e:
         raise UserError(f"cannot use model {spec!r}: {e}") from e
     except ImportError as e:

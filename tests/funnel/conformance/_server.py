@@ -52,6 +52,9 @@ class Turn:
     """Send the headers and part of the body, then drop the connection."""
     hang: bool = False
     """Never answer (until the server stops)."""
+    bare: bool = False
+    """Chat Completions JSON as a plain server may send it: no completion `id` or `object`, no message `role`, tool
+    calls without `id` or `type`, their arguments a JSON object rather than a string."""
 
 
 TurnSource = Turn | Callable[["Seen"], Turn]
@@ -219,9 +222,15 @@ def _openai_json(turn: Turn, model: str) -> dict[str, Any]:
              "function": {"name": c.name, "arguments": _args_text(c)}}
             for i, c in enumerate(turn.calls)
         ]  # fmt: skip
-    return {"id": f"chatcmpl-{time.monotonic_ns()}", "object": "chat.completion", "created": int(time.time()),
+    data = {"id": f"chatcmpl-{time.monotonic_ns()}", "object": "chat.completion", "created": int(time.time()),
             "model": model, "choices": [{"index": 0, "message": message, "finish_reason": _finish(turn)}],
             "usage": _USAGE}  # fmt: skip
+    if turn.bare:
+        del data["id"], data["object"], message["role"]
+        for call, c in zip(message.get("tool_calls", []), turn.calls):
+            del call["id"], call["type"]
+            call["function"]["arguments"] = c.args if isinstance(c.args, dict) else call["function"]["arguments"]
+    return data
 
 
 def _sse(events: list[tuple[str | None, dict[str, Any] | str]]) -> bytes:

@@ -294,6 +294,8 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: _plain(_hermes)),
     Scenario(11, "calls_as_json_text", "answers every call with a bare JSON object in the text",
              lambda: _plain(lambda c: text(json.dumps({"name": c.name, "parameters": c.args})))),
+    Scenario(11, "bare_completions", "completions without ids, `type` or `role`, arguments as JSON objects",
+             lambda: Script(**{k: [Turn(text=t.text, calls=t.calls, bare=True) for t in v] for k, v in HAPPY.items()})),
 )
 """Every scenario, in the order of issue 17's list. All run over Chat Completions; `ANTHROPIC` over Messages too."""
 

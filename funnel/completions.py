@@ -1,0 +1,80 @@
+"""Chat completions as plain OpenAI-compatible servers send them, read as the ones they mean (`LenientChatModel`).
+
+A server that is not OpenAI's often leaves out what the SDK's types require, and PydanticAI refuses the whole
+response ("Invalid response from openai chat completions endpoint: 4 validation errors"), which ended the run at its
+first request: a tool call without an `id` or a `type` (llama.cpp, older Ollama), its arguments as a JSON object
+instead of a string, a completion without `id` or `object`, a message without `role`. Each missing field is filled
+with the one value it can have (a fresh id, `"function"`, the arguments as JSON text, `"assistant"`) before
+PydanticAI validates the response; anything else is refused as before.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from openai.types import chat
+from pydantic_ai.models import Model
+from pydantic_ai.models.openai import OpenAIChatModel
+
+__all__ = ("LenientChatModel", "completion_data", "lenient")
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _tool_call(call: dict[str, Any]) -> None:
+    if not _text(call.get("id")):
+        call["id"] = f"call_{uuid.uuid4().hex}"
+    if call.get("type") is None:
+        call["type"] = "function"
+    function = call.get("function")
+    if isinstance(function, dict) and not isinstance(function.get("arguments"), str):
+        arguments = function.get("arguments")
+        function["arguments"] = json.dumps({} if arguments is None else arguments)
+
+
+def completion_data(data: dict[str, Any]) -> dict[str, Any]:
+    """A chat completion's JSON data with every field a plain server left out filled with the one value it can have
+    (changed in place, and returned)."""
+    if not _text(data.get("id")):
+        data["id"] = f"chatcmpl-{uuid.uuid4().hex}"
+    if data.get("object") is None:
+        data["object"] = "chat.completion"
+    if not isinstance(data.get("model"), str):
+        data["model"] = ""
+    for i, choice in enumerate(data.get("choices") or []):
+        if not isinstance(choice, dict):
+            continue
+        if choice.get("index") is None:
+            choice["index"] = i
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") is None:
+            message["role"] = "assistant"
+        for call in message.get("tool_calls") or []:
+            if isinstance(call, dict):
+                _tool_call(call)
+    return data
+
+
+class LenientChatModel(OpenAIChatModel):
+    """`OpenAIChatModel` that reads a completion a plain server left fields out of (`completion_data`)."""
+
+    def _validate_completion(self, response: chat.ChatCompletion) -> Any:
+        """PydanticAI's documented hook for custom validation: the completion, its missing fields filled first."""
+        repaired = completion_data(response.model_dump(warnings=False))
+        return super()._validate_completion(chat.ChatCompletion.model_construct(**repaired))
+
+
+def lenient(model: Model) -> Model:
+    """`model` reading plain servers' completions leniently when it speaks Chat Completions (any provider PydanticAI
+    serves through `OpenAIChatModel`); any other model as it is."""
+    if type(model) is not OpenAIChatModel:
+        return model
+    reader = LenientChatModel.__new__(LenientChatModel)
+    reader.__dict__.update(model.__dict__)  # the same provider, profile and settings; the subclass adds no state
+    return reader

@@ -1,0 +1,39 @@
+"""Reading plain servers' chat completions: the fields filled, the ones left alone, the models that read leniently."""
+
+from __future__ import annotations
+
+import json
+
+from pydantic_ai.models.function import FunctionModel
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
+
+from funnel.completions import LenientChatModel, completion_data, lenient
+
+
+def test_the_fields_a_plain_server_leaves_out_get_the_one_value_they_can_have():
+    data = completion_data({"choices": [{"message": {"content": None, "tool_calls": [
+        {"function": {"name": "search", "arguments": {"pattern": "x"}}},
+        {"id": "", "type": None, "function": {"name": "finish_deep_dive", "arguments": None}}]}}]})  # fmt: skip
+    assert data["id"].startswith("chatcmpl-") and data["object"] == "chat.completion" and data["model"] == ""
+    message = data["choices"][0]["message"]
+    assert message["role"] == "assistant" and data["choices"][0]["index"] == 0
+    calls = message["tool_calls"]
+    assert [c["type"] for c in calls] == ["function", "function"] and all(c["id"].startswith("call_") for c in calls)
+    assert calls[0]["id"] != calls[1]["id"]
+    assert [json.loads(c["function"]["arguments"]) for c in calls] == [{"pattern": "x"}, {}]
+
+
+def test_fields_the_server_sent_are_kept():
+    sent = {"id": "c1", "object": "chat.completion", "model": "m", "choices": [{"index": 0, "message": {
+        "role": "assistant", "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "s",
+                                                                                          "arguments": "{}"}}]}}]}  # fmt: skip
+    assert completion_data(json.loads(json.dumps(sent))) == sent
+
+
+def test_only_a_chat_completions_model_is_read_leniently():
+    chat = OpenAIChatModel("m", provider=OpenAIProvider(base_url="http://127.0.0.1:9/v1", api_key="k"))
+    reader = lenient(chat)
+    assert type(reader) is LenientChatModel and reader.model_name == "m" and reader.client is chat.client
+    other = FunctionModel(lambda messages, info: None)
+    assert lenient(other) is other
