@@ -7,6 +7,7 @@ import hmac
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import parse_qs
 
 from schemas import BugReport, Source
 from schemas.report import MAX_BODY_CHARS, MAX_TITLE_CHARS
@@ -57,8 +58,26 @@ def shared_secret_problem(
     return None
 
 
-def load_json(body: bytes) -> dict[str, Any]:
-    """The delivery's JSON object, or `Invalid` saying what is wrong with it."""
+_FORM = "application/x-www-form-urlencoded"
+
+
+def form_payload(body: bytes) -> bytes:
+    """The JSON a form-encoded delivery carries in its `payload` field (GitHub's default content type for a new
+    webhook), or `Invalid` saying what is wrong with it."""
+    try:
+        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, strict_parsing=True)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise Invalid(f"body is not valid form data ({_FORM}): {exc}") from None
+    if not fields.get("payload"):
+        raise Invalid(f"form-encoded body ({_FORM}) has no `payload` field; fields: {sorted(fields)[:10]}")
+    return fields["payload"][0].encode("utf-8")
+
+
+def load_json(body: bytes, content_type: str = "") -> dict[str, Any]:
+    """The delivery's JSON object (from its `payload` field when `content_type` says the body is form-encoded), or
+    `Invalid` saying what is wrong with it."""
+    if content_type.split(";", 1)[0].strip().lower() == _FORM:
+        body = form_payload(body)
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:

@@ -57,7 +57,7 @@ def parse(
         return refused
     event = h.get("x-github-event", "")
     try:
-        data = load_json(body)
+        data = load_json(body, h.get("content-type", ""))
         if event == "ping":
             return ignored(_SOURCE, "ping", delivery_id, "ping: the webhook is set up")
         if event in ("issue_comment", "commit_comment", "pull_request_review_comment", "discussion_comment"):

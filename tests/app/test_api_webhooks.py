@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import json
 from contextlib import asynccontextmanager
+from urllib.parse import urlencode
 
 from pydantic import SecretStr
 
@@ -128,3 +129,16 @@ async def test_a_signed_delivery_with_a_title_of_the_wrong_type_is_400_with_the_
         assert r.status_code == 400
         assert r.json() == {"outcome": "invalid", "detail": "`issue.title` must be a string, got a number"}
         assert (await svc.client.get("/api/investigations")).json()["total"] == 0
+
+
+async def test_a_form_encoded_delivery_githubs_default_content_type_is_read_from_its_payload_field(base_settings,
+                                                                                                 fixture_repo):
+    async with github_service(base_settings, fixture_repo) as svc:
+        body = urlencode({"payload": github_issue().decode()}).encode()
+        headers = {**signed(body, "d-form"), "Content-Type": "application/x-www-form-urlencoded"}
+        r = await svc.client.post("/webhooks/github", content=body, headers=headers)
+        assert r.status_code == 202 and r.json()["outcome"] == "accepted"
+        empty = urlencode({"other": "x"}).encode()
+        refused = await svc.client.post("/webhooks/github", content=empty,
+                                        headers={**signed(empty, "d-form-2"), "Content-Type": "application/x-www-form-urlencoded"})  # fmt: skip
+        assert refused.status_code == 400 and "no `payload` field" in refused.json()["detail"]
