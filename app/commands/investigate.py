@@ -7,6 +7,7 @@ Exit codes of `replay`: 0 when no outcome changed, 1 when any did, 2 on bad inpu
 
 from __future__ import annotations
 
+import codecs
 import json
 import signal
 import sys
@@ -25,6 +26,22 @@ class OutputFormat(StrEnum):
     sarif = "sarif"
 
 
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def decode_report(data: bytes) -> str:
+    """A report file's text: in the encoding its byte-order mark names (UTF-16 from Windows PowerShell's `>`, UTF-8
+    with a BOM from Notepad), else UTF-8, else Windows-1252 (a legacy Windows editor's file); the mark left out."""
+    for bom, encoding in _BOMS:  # UTF-32 LE first: its mark begins with UTF-16 LE's
+        if data.startswith(bom):
+            return data.decode(encoding, errors="replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
 def _read_report(source: str, title: str | None) -> Any:
     """A BugReport from a file or stdin: BugReport JSON, or text whose first line is the title."""
     # lazy: pydantic and the schemas cost every other command 0.1 s to import
@@ -34,12 +51,13 @@ def _read_report(source: str, title: str | None) -> Any:
     from schemas.report import BugReport  # lazy: as above
 
     if source == "-":
-        raw = sys.stdin.read()
+        stdin = getattr(sys.stdin, "buffer", None)
+        raw = decode_report(stdin.read()) if stdin is not None else sys.stdin.read()
     else:
         path = Path(source)
         if not path.is_file():
             raise typer.BadParameter(f"no report file at {source}", param_hint="--report")
-        raw = path.read_text(encoding="utf-8", errors="replace")
+        raw = decode_report(path.read_bytes())
     if not raw.strip():
         raise typer.BadParameter("the report is empty", param_hint="--report")
     stripped = raw.lstrip()

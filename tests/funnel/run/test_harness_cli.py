@@ -75,3 +75,19 @@ def test_bad_input_is_a_clear_error_not_a_traceback(tmp_path):
     for not_git in (tmp_path / "nodir", tmp_path):  # missing, and a plain directory
         bad_git = _invoke(tmp_path, "--git-dir", str(not_git))
         assert bad_git.exit_code == 2 and "not a git repository" in bad_git.output and "Traceback" not in bad_git.output
+
+
+def test_a_report_file_is_read_in_the_encoding_its_byte_order_mark_names_or_utf8_or_windows_1252(tmp_path):
+    payload = json.dumps({"title": "apply_discount wrong", "body": "apply_discount(1000, 10) gives 0"})
+    files = {"bom.json": b"\xef\xbb\xbf" + payload.encode(), "ps.txt": REPORT_TEXT.encode("utf-16"),
+             "legacy.txt": REPORT_TEXT.replace("wrong", "wr\u00f6ng").encode("cp1252")}  # fmt: skip
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        out = CliRunner().invoke(cli, ["investigate", str(FIXTURE_REPO), "--report", str(tmp_path / name),
+                                       "--explorer", "offline", "--json", "-q"])  # fmt: skip
+        assert out.exit_code == 0, (name, out.output)
+        summary = json.loads(out.stdout)["summary"]  # quotes the title
+        assert "apply_discount" in summary and "\ufeff" not in summary and "\ufffd" not in summary, summary
+    out = CliRunner().invoke(cli, ["investigate", str(FIXTURE_REPO), "--report", "-", "--explorer", "scripted",
+                                   "--json", "-q"], input=b"\xef\xbb\xbf" + payload.encode())  # fmt: skip
+    assert out.exit_code == 0 and json.loads(out.stdout)["affected_files"][0]["path"] == "shop/pricing.py"
