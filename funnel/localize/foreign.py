@@ -1,9 +1,10 @@
 """What in a tree is not the project's own code: a generator's output and third-party copies.
 
 Both are guessed from the files (a generator's mark in a file's head, minified JavaScript or CSS, a vendoring
-directory's name, a package nested in another that declares its own version) and then settled by what the project
-declares in its `.gitattributes` (`funnel.localize.linguist`): a fix goes into the generator's input or upstream,
-not into these files, so the ranking weighs them down (`RankConfig.generated_factor`, `vendored_factor`).
+directory's name, a submodule `.gitmodules` declares, a package nested in another that declares its own version)
+and then settled by what the project declares in its `.gitattributes` (`funnel.localize.linguist`): a fix goes into
+the generator's input or upstream, not into these files, so the ranking weighs them down
+(`RankConfig.generated_factor`, `vendored_factor`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from funnel.localize.linguist import Attributes
 
-__all__ = ("declares_version", "generated_paths", "is_generated", "vendored_paths")
+__all__ = ("declares_version", "generated_paths", "is_generated", "submodule_paths", "vendored_paths")
 
 _GENERATED = re.compile(
     r"\bDO NOT EDIT\b|@generated\b|A Bison parser, made by GNU Bison|"
@@ -51,11 +52,25 @@ def declares_version(path: str, text: str) -> bool:
     return path.rpartition("/")[2] == "__init__.py" and _OWN_VERSION.search(text) is not None
 
 
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
+
+
+def submodule_paths(root: Path) -> tuple[str, ...]:
+    """The directories `.gitmodules` at the tree's root declares as submodules (other repositories checked out
+    inside this one), each with a trailing `/`; none when there is no such file or it cannot be read."""
+    try:
+        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ()
+    found = (m.group(1).strip('"').replace("\\", "/").strip("/") for m in _SUBMODULE_PATH.finditer(text))
+    return tuple(sorted({p + "/" for p in found if p and not p.startswith("..")}))
+
+
 def vendored_paths(root: Path, versioned: list[str], attributes: Attributes) -> frozenset[str]:
-    """Of the paths `attributes` speaks for, those under a vendoring directory, or inside a package whose
-    `__init__.py` (one of `versioned`) declares its own `__version__` while nested in another package; the tree's
-    `.gitattributes` has the last word (`linguist-vendored`)."""
-    roots = []
+    """Of the paths `attributes` speaks for, those under a vendoring directory or a submodule `.gitmodules`
+    declares, or inside a package whose `__init__.py` (one of `versioned`) declares its own `__version__` while
+    nested in another package; the tree's `.gitattributes` has the last word (`linguist-vendored`)."""
+    roots = list(submodule_paths(root))
     for path in versioned:
         package, _, name = path.rpartition("/")
         parent = package.rpartition("/")[0]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from funnel.localize.corpus import Corpus
-from funnel.localize.foreign import is_generated
+from funnel.localize.foreign import is_generated, submodule_paths
 from funnel.localize.rank import RankConfig, rank
 from funnel.localize.signals import is_doc, is_test_definition, is_tooling
 from repomap import build_repo_map
@@ -89,6 +89,23 @@ def test_vendored_copies_of_other_projects_rank_below_the_project_s_own_code(tmp
     unweighted = [c.path for c in rank(corpus, text, Focus.from_text(text), config=RankConfig(vendored_factor=1.0)).candidates]
     assert unweighted[0] == "web/packages/pool3/exceptions.py"
     assert paths[0] == "web/adapters.py"
+
+
+def test_a_submodule_gitmodules_declares_is_a_vendored_copy_and_gitattributes_has_the_last_word(tmp_path):
+    copy = 'def read_timeout(request):\n    """A read timeout of a request raises ReadTimeoutError."""\n'
+    files = {"app/client.py": 'def send(request):\n    """Send a request with a read timeout."""\n',
+             "deps/pool/timeouts.py": copy, "libs/own/timeouts.py": copy,
+             ".gitmodules": '[submodule "deps/pool"]\n\tpath = deps/pool\n\turl = https://example.com/pool.git\n'
+                            '[submodule "own"]\n\tpath = "libs/own"\n\turl = ../own.git\n',
+             ".gitattributes": "libs/own/** -linguist-vendored\n"}  # fmt: skip
+    root = _make(tmp_path, files)
+    assert submodule_paths(root) == ("deps/pool/", "libs/own/")
+    corpus = Corpus.build(root, [p for p in files if p.endswith(".py")])
+    assert corpus.vendored == {"deps/pool/timeouts.py"}
+    text = "Read timeout of a request\n\nA read timeout of a request raises ReadTimeoutError."
+    paths = [c.path for c in rank(corpus, text, Focus.from_text(text)).candidates]
+    assert paths.index("libs/own/timeouts.py") < paths.index("deps/pool/timeouts.py")
+    assert submodule_paths(tmp_path / "nowhere") == ()
 
 
 def test_build_ci_and_packaging_paths_are_tooling_and_code_paths_are_not():
