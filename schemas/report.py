@@ -11,6 +11,25 @@ from schemas.text import scrub, visible_markdown
 
 MAX_TITLE_CHARS = 500
 MAX_BODY_CHARS = 200_000
+_CUT = "\n\n...[{n} characters truncated by bugsleuth: the report was longer than the intake limit]...\n\n"
+_TAIL_SHARE = 0.4
+"""Of a clipped body, the share kept from its end: a pasted log ends with the error, a description starts the body."""
+
+
+def clip_title(title: str) -> str:
+    """A title within the report's limit, on one line."""
+    title = " ".join(title.split())
+    return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 3] + "..."
+
+
+def clip_body(body: str) -> str:
+    """A body within the report's limit: its beginning and its end, the cut between them stated."""
+    if len(body) <= MAX_BODY_CHARS:
+        return body
+    room = MAX_BODY_CHARS - len(_CUT.format(n=len(body)))
+    tail = int(room * _TAIL_SHARE)
+    head = room - tail
+    return body[:head] + _CUT.format(n=len(body) - head - tail) + body[len(body) - tail :]
 
 
 class BugReport(BaseModel):

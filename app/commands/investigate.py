@@ -43,12 +43,13 @@ def decode_report(data: bytes) -> str:
 
 
 def _read_report(source: str, title: str | None) -> Any:
-    """A BugReport from a file or stdin: BugReport JSON, or text whose first line is the title."""
+    """A BugReport from a file or stdin: BugReport JSON, or text whose first line is the title (a text longer than
+    the intake limit clipped like a webhook's, its beginning and end kept, the cut stated)."""
     # lazy: pydantic and the schemas cost every other command 0.1 s to import
     from pydantic import ValidationError
 
     from schemas.enums import Source  # lazy: as above
-    from schemas.report import BugReport  # lazy: as above
+    from schemas.report import BugReport, clip_body, clip_title  # lazy: as above
 
     if source == "-":
         stdin = getattr(sys.stdin, "buffer", None)
@@ -69,8 +70,8 @@ def _read_report(source: str, title: str | None) -> Any:
             raise typer.BadParameter(f"not a valid report JSON: {e.errors()[0]['msg']}", param_hint="--report") from e
     head, _, body = raw.strip().partition("\n")
     try:
-        return BugReport(title=(title or head.strip().lstrip("# "))[:500], body=body.strip() if not title else raw.strip(),
-                         source=Source.cli)  # fmt: skip
+        return BugReport(title=clip_title(title or head.strip().lstrip("# ")),
+                         body=clip_body(body.strip() if not title else raw.strip()), source=Source.cli)  # fmt: skip
     except ValidationError as e:
         raise typer.BadParameter(f"report rejected: {e.errors()[0]['msg']}", param_hint="--report") from e
 

@@ -10,11 +10,10 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from schemas import BugReport, Source
-from schemas.report import MAX_BODY_CHARS, MAX_TITLE_CHARS
+from schemas.report import clip_body, clip_title
 
 from app.webhooks._outcome import WebhookOutcome
 
-_CUT = "\n\n...[truncated by bugsleuth: the report was longer than the intake limit]"
 
 
 class Invalid(Exception):
@@ -128,17 +127,6 @@ def identity(*parts: Any) -> str:
     the delivery id is not covered by the signature, so a resent body with a new id is the same event."""
     key = ":".join("" if p is None else str(p) for p in parts)
     return key if len(key) <= 200 else "sha256:" + hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()
-
-
-def clip_title(title: str) -> str:
-    """A title within the report's limit, on one line."""
-    title = " ".join(title.split())
-    return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 3] + "..."
-
-
-def clip_body(body: str) -> str:
-    """A body within the report's limit, the cut stated."""
-    return body if len(body) <= MAX_BODY_CHARS else body[: MAX_BODY_CHARS - len(_CUT)] + _CUT
 
 
 def report(source: Source, **fields: Any) -> BugReport:

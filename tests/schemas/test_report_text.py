@@ -1,13 +1,16 @@
-"""The text every extractor reads is the report as its reader sees it: no issue-template comments."""
+"""The text every extractor reads is the report as its reader sees it: no issue-template comments; a body over the
+limit clipped to its beginning and end."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 
 from schemas import BugReport
 from schemas.enums import Source
+from schemas.report import MAX_BODY_CHARS, clip_body
 from schemas.text import visible_markdown
 
 TEMPLATE_ISSUE = """**Describe the bug**
@@ -56,3 +59,13 @@ def test_a_hostile_body_of_the_largest_size_is_read_at_once(hostile):
     started = time.perf_counter()
     visible_markdown(hostile)
     assert time.perf_counter() - started < 5.0  # linear: milliseconds here; quadratic would take minutes
+
+
+def test_a_body_over_the_limit_keeps_its_beginning_and_its_end_and_states_the_cut():
+    body = "Steps: run the job\n" + "INFO request served\n" * 20_000 + "ZeroDivisionError: division by zero\n"
+    clipped = clip_body(body)
+    assert len(clipped) <= MAX_BODY_CHARS and clipped.startswith("Steps: run the job")
+    assert clipped.endswith("ZeroDivisionError: division by zero\n")
+    cut = int(re.search(r"\.\.\.\[(\d+) characters truncated by bugsleuth", clipped).group(1))
+    assert len(clipped) - len(re.search(r"\n\n\.\.\.\[.*?\]\.\.\.\n\n", clipped).group(0)) + cut == len(body)
+    assert clip_body("short") == "short"

@@ -91,3 +91,4 @@ def test_a_report_file_is_read_in_the_encoding_its_byte_order_mark_names_or_utf8
     out = CliRunner().invoke(cli, ["investigate", str(FIXTURE_REPO), "--report", "-", "--explorer", "scripted",
                                    "--json", "-q"], input=b"\xef\xbb\xbf" + payload.encode())  # fmt: skip
     assert out.exit_code == 0 and json.loads(out.stdout)["affected_files"][0]["path"] == "shop/pricing.py"
+
