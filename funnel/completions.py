@@ -45,7 +45,8 @@ def completion_data(data: dict[str, Any]) -> dict[str, Any]:
         data["object"] = "chat.completion"
     if not isinstance(data.get("model"), str):
         data["model"] = ""
-    for i, choice in enumerate(data.get("choices") or []):
+    choices = data.get("choices")
+    for i, choice in enumerate(choices if isinstance(choices, list) else []):
         if not isinstance(choice, dict):
             continue
         if choice.get("index") is None:
@@ -55,7 +56,8 @@ def completion_data(data: dict[str, Any]) -> dict[str, Any]:
             continue
         if message.get("role") is None:
             message["role"] = "assistant"
-        for call in message.get("tool_calls") or []:
+        calls = message.get("tool_calls")
+        for call in calls if isinstance(calls, list) else []:
             if isinstance(call, dict):
                 _tool_call(call)
     return data

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
@@ -37,3 +39,15 @@ def test_only_a_chat_completions_model_is_read_leniently():
     assert type(reader) is LenientChatModel and reader.model_name == "m" and reader.client is chat.client
     other = FunctionModel(lambda messages, info: None)
     assert lenient(other) is other
+
+
+_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                           st.sampled_from(["id", "type", "function", "arguments", "message", "tool_calls", "role"]),
+                           inner, max_size=4), max_leaves=15)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["id", "object", "model", "choices"]), _VALUES, max_size=4))
+def test_any_json_a_server_sends_is_filled_in_or_left_for_validation_never_a_crash(data):
+    assert completion_data(data) is data

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import ToolDefinition
@@ -65,3 +67,15 @@ def test_text_naming_no_offered_tool_or_offering_no_tool_stays_text():
         assert _one(TextPart(body)) == [TextPart(body)]
     report = '<tool_call>{"name": "search", "arguments": {"pattern": "x"}}</tool_call>'
     assert _one(TextPart(report), params=ModelRequestParameters(allow_text_output=True)) == [TextPart(report)]
+
+
+_PIECES = st.sampled_from(["<tool_call>", "</tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "```json\n", "\n```", "{",
+                           "}", "[", "]", '"name"', ":", '"search"', '"arguments"', '"pattern"', '"x"', ",", "null",
+                           " ", "\n", "text"])  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=30).map("".join), st.sampled_from(["search", "Search", "functions.x", ""]))
+def test_any_reply_is_read_or_left_as_sent_never_a_crash(text, name):
+    for part in (TextPart(text), ToolCallPart(name, text, tool_call_id="c1")):
+        assert repair_response(ModelResponse(parts=[part]), PARAMS).parts
