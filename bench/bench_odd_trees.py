@@ -7,8 +7,8 @@ offline explorer, and prints one row per tree: how the run ended, the attempts i
 costs one), the claims the verifier rejected and the prime suspect cited. The 47th round found every one of these
 trees failing: an undecodable byte in a file name failed the map (and so the run), a newline or a backtick split
 the cited path, a space or a colon cut it, a Latin-1 byte made the quoted snippet unmatchable, and an empty tree
-asked the reporter which module was involved. The 48th round added Next.js route folders, `#`, an emoji, a leading
-`~` and a backslash, each of which failed verification twice. Run it from two checkouts to compare.
+asked the reporter which module was involved. The 48th round added Next.js route folders, `#`, `$`, an emoji, a
+leading `~` and a backslash, each of which failed verification twice. Run it from two checkouts to compare.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ TREES: dict[str, dict[bytes, bytes]] = {
     "byte 0xff in a neighbour's name": {b"src/total.py": SOURCE, b"src/bad\xffname.py": SOURCE},
     "Next.js route folders (app/(shop)/[id]/)": {b"app/(shop)/[id]/total.py": SOURCE},
     "a hash in the name": {b"src/#total.py": SOURCE},
+    "a dollar sign in the name (as Java's $Gson$Types.java)": {b"src/$total.py": SOURCE},
     "an emoji in the name": {"src/tot\U0001F600al.py".encode(): SOURCE},
     "a tilde leading the name, at the root": {b"~total.py": SOURCE},
     "backslash in the suspect's name": {b"src/to\\tal.py": SOURCE, b"src/util.py": b"def double(x):\n    return 2 * x\n"},
