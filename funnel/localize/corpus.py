@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import posixpath
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -259,7 +260,7 @@ class Corpus:
             texts[path] = text
             found = definitions(path) if definitions is not None else None
             spans = spans_of(found) if found is not None else None
-            sig = repr([(s.qualname, s.start_line, s.end_line) for s in spans]) if spans is not None else "regex"
+            sig = repr([(s.qualname, s.start_line, s.end_line) for s in spans]) if spans is not None else REGEX_SPANS
             key = hashlib.blake2b(data + sig.encode() + path.encode(), digest_size=16).hexdigest()
             pending[key] = (path, text, spans)
         hits = cache.get_many(list(pending)) if cache is not None else {}
@@ -338,8 +339,18 @@ _BRACE_DEF = re.compile(
 )
 
 
+REGEX_SPANS = "regex-v2"
+"""What keys the cached counts of a file whose definitions are found by pattern: bump it when `regex_definitions`
+changes (v2: C#'s keyless methods)."""
+_KEYLESS_METHODS = frozenset(".cs .dart .cu .cuh .groovy".split())
+"""Languages with no grammar here whose methods take no keyword, C# (`public int Total(...) {`) first: their
+definitions are found by keyword and by braces both."""
+_NOT_NAMES = frozenset("if for foreach while switch return catch else using lock fixed".split())
+
+
 def regex_definitions(path: str, text: str) -> list[SymbolSpan]:
-    """Definitions by pattern (no repo map, or no grammar): Python by indent, no grammar by keyword, else braces."""
+    """Definitions by pattern (no repo map, or no grammar): Python by indent, no grammar by keyword (and braces for
+    `_KEYLESS_METHODS`), else braces."""
     lines = text.split("\n")
     spans: list[SymbolSpan] = []
     if path.endswith((".py", ".pyi")):
@@ -364,13 +375,19 @@ def regex_definitions(path: str, text: str) -> list[SymbolSpan]:
                 end -= 1
             spans.append(SymbolSpan(name, qual, "class" if kw == "class" else "function", line, max(line, end)))
         return spans
-    starts = []
     keyword = is_text_source(path)
-    for m in (_KEYWORD_DEF if keyword else _BRACE_DEF).finditer(text):
-        name = m.group(2) if keyword else m.group(2) or m.group(3)
-        if not name or name in ("if", "for", "while", "switch", "return", "catch", "else"):
-            continue
-        starts.append((text.count("\n", 0, m.start()) + 1, name, m.group(1) or "function"))
+    patterns = [_KEYWORD_DEF] if keyword else [_BRACE_DEF]
+    if keyword and os.path.splitext(path)[1].lower() in _KEYLESS_METHODS:
+        patterns.append(_BRACE_DEF)
+    found: dict[int, tuple[str, str]] = {}
+    for pattern in patterns:
+        for m in pattern.finditer(text):
+            name = m.group(2) if pattern is _KEYWORD_DEF else m.group(2) or m.group(3)
+            if name and name not in _NOT_NAMES:
+                # a keyless method's match may begin at its attributes or a blank line above: its line is its name's
+                at = m.start(2 if m.group(2) else 3) if len(patterns) > 1 and pattern is _BRACE_DEF else m.start()
+                found.setdefault(text.count("\n", 0, at) + 1, (name, m.group(1) or "function"))
+    starts = [(line, name, kw) for line, (name, kw) in sorted(found.items())]
     for idx, (line, name, kw) in enumerate(starts):
         end = starts[idx + 1][0] - 1 if idx + 1 < len(starts) else len(lines)
         kind = "function" if kw in _FUNCTION_KEYWORDS else "class"

@@ -78,6 +78,21 @@ async def test_offline_investigation_of_a_kotlin_repository_cites_the_dividing_l
     assert first.line_start <= 13 <= first.line_end
 
 
+CS_PRICING = ("namespace Shop\n{\n    [Serializable]\n    public class Pricing\n    {\n        public Pricing(int rate)\n"
+              "        {\n        }\n\n        public int ApplyDiscount(int price,\n                                 int percent)\n"
+              "        {\n            foreach (var rule in rules) { }\n            return price - price * percent / 10;\n"
+              "        }\n    }\n}\n")  # fmt: skip
+
+
+async def test_a_csharp_method_which_takes_no_keyword_is_a_definition_on_its_names_line(tmp_path):
+    spans = regex_definitions("src/Pricing.cs", CS_PRICING)
+    assert [(s.qualname, s.kind, s.start_line) for s in spans] == [
+        ("Pricing", "class", 4), ("Pricing", "function", 6), ("ApplyDiscount", "function", 10)]
+    root = _write(tmp_path / "repo", {"src/Pricing.cs": CS_PRICING,
+                                      "src/Cart.cs": "public class Cart {\n  public int Total() { return 0; }\n}\n"})
+    report = BugReport(title="ApplyDiscount returns 0 for a 10% discount", body="ApplyDiscount(1000, 10) gives 0.")
+    first = (await investigate(report, root, explorer=OfflineExplorer())).diagnosis.affected_files[0]
+    assert (first.path, first.symbol) == ("src/Pricing.cs", "ApplyDiscount") and first.line_start <= 14 <= first.line_end
 
 def test_a_text_source_enters_by_its_own_score_without_moving_the_parsed_files(tmp_path):
     files = {
