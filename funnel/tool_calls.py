@@ -24,7 +24,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
-__all__ = ("ToolCallRepair", "repair_response")
+__all__ = ("ToolCallRepair", "repair_response", "tool_name")
 
 _log = logging.getLogger(__name__)
 
