@@ -38,7 +38,9 @@ def _known_ext(name: str) -> bool:
 
 
 def _pathlike(path: str) -> bool:
-    return "/" in path or _known_ext(path)
+    """A directory in it, or a name with a known extension; a bare word that spells an extension (`go`, `c`, `pm`)
+    is prose."""
+    return "/" in path or ("." in path.strip(".") and _known_ext(path))
 
 
 _LINK = re.compile(r"\[([^\]\n]*)\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")

@@ -31,3 +31,11 @@ def test_a_path_with_a_decomposed_accent_is_one_token():
                          f"## Proposed changes\n- `{path}` — `f`: check the handling there\n")
     assert [(a.path, a.line_start) for a in draft.affected_files] == [(path, 1)]
     assert [c.path for c in draft.proposed_changes] == [path]
+
+
+def test_a_word_that_spells_an_extension_is_prose_not_a_path():
+    draft = parse_report("## Summary\nx\n\n## Root cause\ny\n\n## Affected files\n1. As we go into `pkg/a.go:3-4` (cause)\n\n"
+                         "## Proposed changes\n- Let go of the lock in `pkg/a.go` before returning\n"
+                         "- Write it in C, at 3 pm, in `src/b.c`\n")  # fmt: skip
+    assert [a.path for a in draft.affected_files] == ["pkg/a.go"]
+    assert [c.path for c in draft.proposed_changes] == ["pkg/a.go", "src/b.c"]
