@@ -20,7 +20,7 @@ _TOKEN = re.compile(r"(?<![\w\u0300-\u036f.@+~/-])[\w\u0300-\u036f.@+~/-]+")
 _SUFFIXES = (
     re.compile(r"#L(\d+)(?:C\d+)?(?:-L?(\d+))?"),
     re.compile(r":L?(\d+)(?::\d+)?(?:\s*(?:-|–|—)\s*L?(\d+))?"),
-    re.compile(r"\s*(?:,|\(|:)?\s*(?:lines?|ll?\.|L)\s*(\d+)(?:\s*(?:-|–|—|to|\.\.|:)\s*L?(\d+))?", re.I),
+    re.compile(r"\s*(?:,|\(|:)?\s*(?:lines?|ll?\.|L)\s*(\d+)(?:\s*(?:-|–|—|to|through|thru|\.\.|:)\s*L?(\d+))?", re.I),
 )
 
 

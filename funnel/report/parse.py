@@ -42,7 +42,12 @@ from schemas.enums import Complexity, Risk, Role
 __all__ = ("parse_report",)
 
 
-_LINES_WORD = re.compile(r"\blines?\s*(\d+)(?:\s*(?:-|–|—|to)\s*(\d+))?", re.I)
+_LINES_WORD = re.compile(
+    r"(?:\b[Ll]ines?\b\s*[:=]?|\bL(?=\d))\s*`?L?(\d+)`?(?:\s*(?:-|–|—|to|through|thru|\.\.)\s*`?L?(\d+)`?)?")
+"""A line range named in words anywhere in an item's head: `lines 12-15`, `Lines: 3–4`, `` lines `3-4` ``,
+`L3–L4`, `lines 3 through 4`."""
+_BARE_RANGE = re.compile(r"\s*`?\s*(?:—|–|-|,)?\s*\((\d+)\s*(?:-|–|—)\s*(\d+)\)")
+"""A bare range in parentheses right after the cited path: `pkg/a.go (3-4)`."""
 
 
 def _from_table(rows: list[list[str]]) -> list[DraftAffectedFile]:
@@ -61,6 +66,12 @@ def _from_table(rows: list[list[str]]) -> list[DraftAffectedFile]:
     return found
 
 
+def _bare_range(head: str, path: str) -> re.Match[str] | None:
+    """`(3-4)` right after `path` in `head`."""
+    at = head.find(path)
+    return _BARE_RANGE.match(head, at + len(path)) if at >= 0 else None
+
+
 def _affected(lines: list[str], notes: list[str]) -> list[DraftAffectedFile]:
     if (rows := table_rows(lines)) is not None:
         return _from_table(rows)
@@ -75,7 +86,7 @@ def _affected(lines: list[str], notes: list[str]) -> list[DraftAffectedFile]:
         fields = item_fields(body)
         if start is None and (m := LINES_VALUE.search(fields.get("lines", ""))):
             start, end = int(m.group(1)), int(m.group(2) or m.group(1))
-        if start is None and (m := _LINES_WORD.search(head)):  # "`pkg/a.py::f` lines 12-15"
+        if start is None and (m := _LINES_WORD.search(head) or _bare_range(head, path)):  # "`a.py::f` lines 12-15"
             start, end = int(m.group(1)), int(m.group(2) or m.group(1))
         blocks = [text for lang, text in fenced_blocks(body) if lang not in {"diff", "patch"}]
         evidence = blocks[0] if blocks else ""

@@ -39,3 +39,10 @@ def test_a_word_that_spells_an_extension_is_prose_not_a_path():
                          "- Write it in C, at 3 pm, in `src/b.c`\n")  # fmt: skip
     assert [a.path for a in draft.affected_files] == ["pkg/a.go"]
     assert [c.path for c in draft.proposed_changes] == ["pkg/a.go", "src/b.c"]
+
+
+@pytest.mark.parametrize("head", ["File: `pkg/a.go`, Lines: 3–4", "pkg/a.go — L3-L4", "`pkg/a.go`: lines `3-4`",
+                                  "`pkg/a.go` L3–L4", "pkg/a.go (3-4)", "at pkg/a.go lines 3 through 4"])
+def test_a_line_range_spelled_in_words_after_the_path_is_read(head):
+    draft = parse_report(f"## Summary\nx\n\n## Root cause\ny\n\n## Affected files\n1. {head}\n")
+    assert [(a.path, a.line_start, a.line_end) for a in draft.affected_files] == [("pkg/a.go", 3, 4)]
