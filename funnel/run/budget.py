@@ -132,9 +132,7 @@ def refuse(state: RunState, tool: str, args: dict[str, Any]) -> str | None:
     """
     if tool not in tools_for(state.phase):
         offered = ", ".join(tools_for(state.phase)) or "none: write the report"
-        state.refused_here += 1
-        state.last_refusal = f"`{tool}` is not available in the {state.phase.value} phase"
-        return f"{state.last_refusal}. Tools now: {offered}."
+        return f"{state.refused(tool)}. Tools now: {offered}."
     if state.tool_calls_total > state.limits.max_tool_calls:
         return "The tool budget of this run is spent. Write the report now from what you have read."
     budgeted = tool not in set(ControlTool)

@@ -141,9 +141,7 @@ def _trace_refused(state: RunState, request: ModelRequest, transcript: list[Mode
             state.consecutive_tool_errors += 1
             state.last_tool_error = refusal
         else:  # a refusal, like the funnel gate's: not a failure, but the model may be done with the phase
-            refusal = f"`{part.tool_name}` is not available in the {state.phase.value} phase"
-            state.refused_here += 1
-            state.last_refusal = refusal
+            refusal = state.refused(part.tool_name)
         call = calls.get(part.tool_call_id)
         try:
             args = call.args_as_dict() if call is not None else {}

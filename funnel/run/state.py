@@ -91,6 +91,12 @@ class RunState:
         else:
             self.tracer.emit(event)
 
+    def refused(self, tool: str) -> str:
+        """Count a call of a tool this phase does not offer (`Limits.max_refused_calls`); the reason it is refused."""
+        self.refused_here += 1
+        self.last_refusal = f"`{tool}` is not available in the {self.phase.value} phase"
+        return self.last_refusal
+
     def budget(self, phase: Phase | None = None) -> int:
         """Budgeted tool calls allowed in a phase (`funnel.run.budget.phase_budget`)."""
         return phase_budget(self.limits, phase or self.phase)
