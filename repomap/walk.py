@@ -50,16 +50,17 @@ class SkipReason(StrEnum):
     too_deep = "too_deep"
     """A directory deeper than `MapConfig.max_depth`."""
     bad_name = "bad_name"
-    """A name no report can cite: bytes that are not UTF-8, a control character (a newline would split the report's
-    line, and no JSON or database text holds the undecodable bytes) or a backtick (it ends the citation's code
-    span)."""
+    """A name no report can cite (`citable`): bytes that are not UTF-8, a control character (a newline would split
+    the report's line, and no JSON or database text holds the undecodable bytes), a backtick (it ends the
+    citation's code span) or a backslash."""
 
 
 _BAD_NAME = re.compile(r"[\x00-\x08\x0a-\x1f\x7f`\\\udc80-\udcff]")
 """A control character (a tab aside), a backtick (which ends the code span a report cites a path in), a backslash
 (which every reader of a cited path takes for a Windows separator) or an undecodable byte (`os.scandir` hands
 those over as lone surrogates)."""
-
+BAD_NAME_HOLDS = "a control character, a backtick, a backslash or bytes that are not UTF-8"
+"""What an uncitable name holds, in the words the listing and the investigation's questions use."""
 
 
 def citable(path: str) -> bool:

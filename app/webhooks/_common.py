@@ -15,7 +15,6 @@ from schemas.report import clip_body, clip_title
 from app.webhooks._outcome import WebhookOutcome
 
 
-
 class Invalid(Exception):
     """A delivery that is not what its provider sends (raised inside parsers, turned into `invalid`)."""
 

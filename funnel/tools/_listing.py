@@ -10,7 +10,7 @@ from typing import Literal
 
 from funnel.errors import ToolError
 from funnel.tools.sandbox import Sandbox, cap_bytes, printable
-from repomap.walk import IgnoreRules, citable
+from repomap.walk import BAD_NAME_HOLDS, IgnoreRules, citable
 
 __all__ = ("EntryKind", "ListEntry", "ListResult", "list_dir")
 
@@ -81,8 +81,8 @@ class ListResult:
         if self.ignored:
             notes.append(f"{self.ignored} entries hidden by ignore rules (.gitignore, vendored, build output)")
         if self.bad_names:
-            notes.append(f"{self.bad_names} entries left out: their names hold a control character, a backtick, "
-                         "a backslash or bytes that are not UTF-8, so no report can cite them")
+            notes.append(f"{self.bad_names} entries left out: their names hold {BAD_NAME_HOLDS}, so no report can "
+                         "cite them")
         out += [f"[{n}]" for n in notes]
         return cap_bytes("\n".join(out), self.max_output_bytes, hint="list a subdirectory or a smaller depth")
 

@@ -40,7 +40,7 @@ from funnel.limits import Limits
 from funnel.phases import ControlTool, phase_of_tools
 from repomap import RepoMap
 from repomap.focus import Focus
-from repomap.walk import SkipReason
+from repomap.walk import BAD_NAME_HOLDS, SkipReason
 from schemas.enums import Phase, ToolName
 
 __all__ = ("OfflineConfig", "OfflinePolicy")
@@ -188,9 +188,8 @@ class OfflinePolicy:
         questions = ["Nothing in the report matches code in this repository: which module, command or page is "
                      "involved?", "Can you share the full error output or stack trace, and the steps that reproduce it?"]
         if stats is not None and (bad := stats.skipped.get(SkipReason.bad_name, 0)):
-            questions.append(f"{bad} file(s) were left out because their names hold a control character, a backtick, "
-                             "a backslash or bytes that are not UTF-8, which no report can cite: is the bug in one "
-                             "of them? Renaming it lets it be investigated.")
+            questions.append(f"{bad} file(s) were left out because their names hold {BAD_NAME_HOLDS}, which no report "
+                             "can cite: is the bug in one of them? Renaming it lets it be investigated.")
         return questions
 
     def _deep_dive_turn(self) -> ModelResponse:
