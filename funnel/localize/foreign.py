@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from funnel.localize.linguist import Attributes
+from funnel.localize.linguist import Attributes, read_git_file
 
 __all__ = ("declares_version", "generated_paths", "is_generated", "submodule_paths", "vendored_paths")
 
@@ -57,11 +57,8 @@ _SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
 
 def submodule_paths(root: Path) -> tuple[str, ...]:
     """The directories `.gitmodules` at the tree's root declares as submodules (other repositories checked out
-    inside this one), each with a trailing `/`; none when there is no such file or it cannot be read."""
-    try:
-        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ()
+    inside this one), each with a trailing `/`; none when git would read no such file (`read_git_file`)."""
+    text = read_git_file(str(root / ".gitmodules"))
     found = (m.group(1).strip('"').replace("\\", "/").strip("/") for m in _SUBMODULE_PATH.finditer(text))
     return tuple(sorted({p + "/" for p in found if p and not p.startswith("..")}))
 

@@ -24,7 +24,7 @@ from typing import Literal
 
 from repomap.gitignore import RuleGroup, compile_patterns
 
-__all__ = ("Attribute", "Attributes", "Declared", "read_attributes")
+__all__ = ("Attribute", "Attributes", "Declared", "read_attributes", "read_git_file")
 
 Attribute = Literal["linguist-vendored", "linguist-generated", "linguist-documentation"]
 """The Linguist attributes the ranking reads."""
@@ -112,9 +112,9 @@ def _prefixes(directory: str) -> list[str]:
     return [""] + ["/".join(parts[:i]) + "/" for i in range(1, len(parts) + 1)]
 
 
-def _read(source: str) -> str:
-    """A `.gitattributes` file's text; "" when it is absent, a symlink (git reads none from the tree), too large or
-    unreadable."""
+def read_git_file(source: str) -> str:
+    """The text of a file git reads from the tree (`.gitattributes`, `.gitmodules`); "" when it is absent, a symlink
+    (git follows none), not a regular file (a FIFO would block), too large or unreadable."""
     try:
         info = os.lstat(source)  # a symlink is not followed: git reads no .gitattributes through one
         if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_BYTES:
@@ -188,7 +188,7 @@ def read_attributes(root: Path, paths: Iterable[str], dirs: Iterable[str] | None
     else:
         directories = {d for parent in {p.rpartition("/")[0] for p in paths} for d in _prefixes(parent)}
     base = str(root)
-    found = [(d, _read(os.path.join(base, d, ".gitattributes")))
+    found = [(d, read_git_file(os.path.join(base, d, ".gitattributes")))
              for d in sorted(directories, key=lambda d: (d.count("/"), d))]
-    local = _read(os.path.join(base, ".git", "info", "attributes"))
+    local = read_git_file(os.path.join(base, ".git", "info", "attributes"))
     return Attributes(paths, tuple((d, text) for d, text in found if text), local)

@@ -3,6 +3,8 @@ ranks below the project's own code."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from funnel.localize.corpus import Corpus
@@ -106,6 +108,18 @@ def test_a_submodule_gitmodules_declares_is_a_vendored_copy_and_gitattributes_ha
     paths = [c.path for c in rank(corpus, text, Focus.from_text(text)).candidates]
     assert paths.index("libs/own/timeouts.py") < paths.index("deps/pool/timeouts.py")
     assert submodule_paths(tmp_path / "nowhere") == ()
+
+
+def test_a_gitmodules_git_would_not_read_declares_nothing_and_never_blocks(tmp_path):
+    outside = tmp_path / "outside"
+    outside.write_text('[submodule "x"]\n\tpath = app\n')
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / ".gitmodules").symlink_to(outside)  # git follows no symlinked .gitmodules
+    piped = tmp_path / "piped"
+    piped.mkdir()
+    os.mkfifo(piped / ".gitmodules")
+    assert submodule_paths(linked) == () and submodule_paths(piped) == ()
 
 
 def test_build_ci_and_packaging_paths_are_tooling_and_code_paths_are_not():
