@@ -376,16 +376,15 @@ def regex_definitions(path: str, text: str) -> list[SymbolSpan]:
             spans.append(SymbolSpan(name, qual, "class" if kw == "class" else "function", line, max(line, end)))
         return spans
     keyword = is_text_source(path)
-    patterns = [_KEYWORD_DEF] if keyword else [_BRACE_DEF]
-    if keyword and os.path.splitext(path)[1].lower() in _KEYLESS_METHODS:
-        patterns.append(_BRACE_DEF)
+    keyless = keyword and os.path.splitext(path)[1].lower() in _KEYLESS_METHODS
+    patterns = [_KEYWORD_DEF, _BRACE_DEF] if keyless else [_KEYWORD_DEF] if keyword else [_BRACE_DEF]
     found: dict[int, tuple[str, str]] = {}
     for pattern in patterns:
         for m in pattern.finditer(text):
             name = m.group(2) if pattern is _KEYWORD_DEF else m.group(2) or m.group(3)
             if name and name not in _NOT_NAMES:
                 # a keyless method's match may begin at its attributes or a blank line above: its line is its name's
-                at = m.start(2 if m.group(2) else 3) if len(patterns) > 1 and pattern is _BRACE_DEF else m.start()
+                at = m.start(2 if m.group(2) else 3) if keyless and pattern is _BRACE_DEF else m.start()
                 found.setdefault(text.count("\n", 0, at) + 1, (name, m.group(1) or "function"))
     starts = [(line, name, kw) for line, (name, kw) in sorted(found.items())]
     for idx, (line, name, kw) in enumerate(starts):
