@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import posixpath
 import os
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
