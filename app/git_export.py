@@ -115,6 +115,10 @@ def extract_commit(git_dir: Path, commit: str, dest: Path, *, git: str = "git", 
                 watchdog.start()  # the stream itself can stall: a killed git ends it
             with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
                 tar.extractall(dest, filter=_inside_or_skip)
+            # the reader stops at the end marker; git still writes its padding, and a pipe closed under it kills
+            # git with SIGPIPE (an intermittent failure git says nothing about)
+            while proc.stdout.read(1 << 16):
+                pass
         except tarfile.TarError as exc:  # git failed before writing a whole archive: its own message says why
             unreadable = exc
         finally:
@@ -126,7 +130,8 @@ def extract_commit(git_dir: Path, commit: str, dest: Path, *, git: str = "git", 
             raise ExportError(f"git archive {commit} in {git_dir} did not finish within {timeout} s")
         if code != 0 or unreadable is not None:
             errors.seek(0)
-            why = errors.read().decode(errors="replace").strip()[:500] or str(unreadable)
+            why = errors.read().decode(errors="replace").strip()[:500]
+            why = why or (f"git was killed by signal {-code}" if code < 0 else str(unreadable or f"exit status {code}"))
             raise ExportError(f"git archive {commit} in {git_dir} failed: {why}")
 
 
