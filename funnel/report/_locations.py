@@ -20,8 +20,15 @@ _TOKEN = re.compile(r"(?<![\w\u0300-\u036f.@+~/-])[\w\u0300-\u036f.@+~/-]+")
 _SUFFIXES = (
     re.compile(r"#L(\d+)(?:C\d+)?(?:-L?(\d+))?"),
     re.compile(r":L?(\d+)(?::\d+)?(?:\s*(?:-|–|—)\s*L?(\d+))?"),
-    re.compile(r"\s*(?:,|\(|:)?\s*(?:lines?|ll?\.|L)\s*(\d+)(?:\s*(?:-|–|—|to|through|thru|\.\.|:)\s*L?(\d+))?", re.I),
+    re.compile(r"\s*(?:,|\(|:)?\s*(?:lines?|ll?\.|L)\s*~?\s*(\d+)(?:\s*(?:-|–|—|to|through|thru|\.\.|:)\s*L?(\d+))?", re.I),
+    re.compile(r"\((\d+)(?:,\s*\d+)?\)"),
 )
+_PAREN = _SUFFIXES[3]
+"""`path(12)`, `path(12,5)`: how MSVC, the .NET compilers and Visual Studio print a location; a file's only, so that
+`np.zeros(3)` is no citation."""
+_CLOSE = re.compile(r"(?:`|\*\*|\*|\"|')(?=[:,(\s])")
+"""A closing backtick, bold or quote between a path and its line (`` `a.py`:12 ``, `"a.py", line 12`); a file's
+only, so that `` `Foo.bar` lines 3-4 `` is no citation of `Foo.bar`."""
 
 
 _KNOWN_EXT = set(LANGS) | {
@@ -46,14 +53,32 @@ def _pathlike(path: str) -> bool:
 _LINK = re.compile(r"\[([^\]\n]*)\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
 
 
+_CODE_URL = re.compile(
+    r"https?://[^\s/]+/[^\s#?]*?/(?:blob|blame|src)/[^\s/#?]+/(?P<path>[^\s#?)\]>\"'`]+)(?:\?[^\s#)\]>\"'`]*)?"
+    r"(?:#(?:L|lines-)(?P<start>\d+)(?:C\d+)?(?:[-:]L?(?P<end>\d+))?)?")
+"""A code host's address of a file in the repository (GitHub, GitLab's `/-/blob/`, Bitbucket's `/src/`, Gitea), with
+its line anchor when written; the revision is taken as one path segment (a commit, `main`)."""
+
+
+def _repo_path(m: re.Match[str]) -> str:
+    """The repository path (and `#L` lines) a code host's address names."""
+    lines = f"#L{m.group('start')}" + (f"-L{m.group('end')}" if m.group("end") else "") if m.group("start") else ""
+    return m.group("path") + lines
+
+
 def delink(text: str) -> str:
-    """Markdown links replaced by their target when it is a repository path (`[x](src/x.py#L3)`), else their label."""
+    """Markdown links replaced by their target when it is a repository path (`[x](src/x.py#L3)`), else their label;
+    a code host's address of a file (`https://github.com/o/r/blob/<rev>/src/x.py#L3`), linked or bare, replaced by
+    the path and lines it names (`src/x.py#L3`)."""
 
     def keep(m: re.Match[str]) -> str:
         target = m.group(2).removeprefix("file://")
+        if code := _CODE_URL.fullmatch(target):
+            return _repo_path(code)
         return m.group(1) if re.match(r"^[a-z][a-z0-9+.-]*://|^mailto:|^#", target, re.I) else target
 
-    return _LINK.sub(keep, text) if "](" in text else text
+    text = _LINK.sub(keep, text) if "](" in text else text
+    return _CODE_URL.sub(_repo_path, text) if "://" in text else text
 
 
 Location = tuple[str, int | None, int | None]
@@ -69,10 +94,12 @@ def _scan(text: str) -> list[Location]:
         if not path or "//" in path or _looks_like_number(path) or path.startswith(("-", "+")):
             continue
         start = end = None
-        if len(path) == len(token):  # a line suffix must follow the path directly
-            for suffix in _SUFFIXES:
-                if sm := suffix.match(text, m.end()):
-                    start, end = int(sm.group(1)), int(sm.group(2)) if sm.group(2) else None
+        if len(path) == len(token):  # a line suffix follows the path directly, or past a closing tick or quote
+            close = _CLOSE.match(text, m.end())
+            for at in (m.end(), close.end()) if close else (m.end(),):
+                sm = next((sm for suffix in _SUFFIXES if (sm := suffix.match(text, at))), None)
+                if sm and ((sm.re is not _PAREN and at == m.end()) or _pathlike(path)):
+                    start, end = int(sm.group(1)), int(sm.group(2)) if sm.lastindex == 2 else None
                     break
         if not _pathlike(path) and (start is None or "." not in path.strip(".")):
             continue

@@ -43,11 +43,11 @@ __all__ = ("parse_report",)
 
 
 _LINES_WORD = re.compile(
-    r"(?:\b[Ll]ines?\b\s*[:=]?|\bL(?=\d))\s*`?L?(\d+)`?(?:\s*(?:-|–|—|to|through|thru|\.\.)\s*`?L?(\d+)`?)?")
+    r"(?:\b[Ll]ines?\b\s*[:=]?|\bL(?=\d))\s*`?(?:~\s*)?L?(\d+)`?(?:\s*(?:-|–|—|to|through|thru|\.\.)\s*`?L?(\d+)`?)?")
 """A line range named in words anywhere in an item's head: `lines 12-15`, `Lines: 3–4`, `` lines `3-4` ``,
-`L3–L4`, `lines 3 through 4`."""
-_BARE_RANGE = re.compile(r"\s*`?\s*(?:—|–|-|,)?\s*\((\d+)\s*(?:-|–|—)\s*(\d+)\)")
-"""A bare range in parentheses right after the cited path: `pkg/a.go (3-4)`."""
+`L3–L4`, `lines 3 through 4`, `line ~12`."""
+_BARE_RANGE = re.compile(r"\s*(?:`|\*\*)?\s*(?:—|–|-|,)?\s*\((\d+)\s*(?:-|–|—)\s*(\d+)\)")
+"""A bare range in parentheses right after the cited path: `pkg/a.go (3-4)`, `**pkg/a.go** (3-4)`."""
 
 
 def _from_table(rows: list[list[str]]) -> list[DraftAffectedFile]:

@@ -124,6 +124,14 @@ RENAMED_REPORT = (
     .replace("## Proposed changes", "## Fix")
 )
 
+PERMALINK_REPORT = (
+    GOOD_REPORT.replace("`shop/pricing.py:8` divides", "`shop/pricing.py`:8 divides")
+    .replace("1. `shop/pricing.py:8-8` — `apply_discount` (cause)",
+             "1. [apply_discount](https://github.com/acme/shop/blob/4f2c1e9/shop/pricing.py#L8) (cause)")
+    .replace("- `shop/pricing.py` — `apply_discount`:", "- https://github.com/acme/shop/blob/main/shop/pricing.py (`apply_discount`):")
+)
+"""A report citing files by their address on a code host and lines past the path's closing backtick."""
+
 BAD_QUOTE = GOOD_REPORT.replace(QUOTE, "return price * rate / 10")
 """A report quoting code the cited file does not contain (the verifier refuses it)."""
 
@@ -241,6 +249,8 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: happy(output=[text(FENCED_REPORT)])),
     Scenario(7, "json_report", "JSON instead of markdown", lambda: happy(output=[text(JSON_REPORT)])),
     Scenario(7, "other_language", "a report in French", lambda: happy(output=[text(FRENCH_REPORT)])),
+    Scenario(7, "permalinks", "cites files by GitHub address (`…/blob/4f2c1e9/shop/pricing.py#L8`)",
+             lambda: happy(output=[text(PERMALINK_REPORT)])),
     # 8. transport
     Scenario(8, "rate_limited", "429 with Retry-After: 1, then fine",
              lambda: happy(first=[Turn(status=429, headers={"Retry-After": "1"})])),

@@ -14,6 +14,13 @@ def _read_in_attempt_1(out: Outcome) -> None:
     assert [f.path for f in dx.affected_files] == ["shop/pricing.py"]
 
 
+def _cited_by_address(out: Outcome) -> None:
+    _read_in_attempt_1(out)
+    dx = out.result.diagnosis
+    assert (dx.affected_files[0].line_start, dx.affected_files[0].line_end) == (8, 8)
+    assert [c.path for c in dx.proposed_changes] == ["shop/pricing.py"]
+
+
 def _labelled_and_located(out: Outcome) -> None:
     dx = out.result.diagnosis
     assert "verification failed after 2 attempt(s)" in dx.termination.detail
@@ -44,6 +51,7 @@ EXTRA = {
     "fenced_markdown": _read_in_attempt_1,
     "json_report": _read_in_attempt_1,
     "other_language": _labelled_and_located,
+    "permalinks": _cited_by_address,
     "structurer_hallucinates": _structured_by_the_model,
     "structurer_malformed": _structured_by_the_model,
     "structurer_text": _structured_by_the_model,

@@ -46,3 +46,28 @@ def test_a_word_that_spells_an_extension_is_prose_not_a_path():
 def test_a_line_range_spelled_in_words_after_the_path_is_read(head):
     draft = parse_report(f"## Summary\nx\n\n## Root cause\ny\n\n## Affected files\n1. {head}\n")
     assert [(a.path, a.line_start, a.line_end) for a in draft.affected_files] == [("pkg/a.go", 3, 4)]
+
+
+@pytest.mark.parametrize("head", ["[the loop](https://github.com/o/r/blob/4f2c1e9/pkg/a.go#L3-L4) (cause)",
+                                  "https://github.com/o/r/blob/main/pkg/a.go#L3-L4",
+                                  "`https://gitlab.com/g/sub/r/-/blob/main/pkg/a.go#L3-4`",
+                                  "https://bitbucket.org/o/r/src/main/pkg/a.go#lines-3:4"])
+def test_a_code_hosts_address_of_a_file_cites_the_path_and_lines_it_names(head):
+    draft = parse_report(f"## Summary\nx\n\n## Root cause\ny\n\n## Affected files\n1. {head}\n\n"
+                         "## Proposed changes\n- https://github.com/o/r/blob/main/pkg/a.go: check it\n")
+    assert [(a.path, a.line_start, a.line_end) for a in draft.affected_files] == [("pkg/a.go", 3, 4)]
+    assert [c.path for c in draft.proposed_changes] == ["pkg/a.go"]
+
+
+@pytest.mark.parametrize("head", ["`pkg/a.go`:3-4 — `f`", "**pkg/a.go**:3-4", "**pkg/a.go** (3-4)",
+                                  'File "pkg/a.go", lines 3-4, in f', "`pkg/a.go(3)`: error C2065", "`pkg/a.go` line ~3"])
+def test_a_line_written_past_the_paths_closing_tick_or_in_a_compilers_parentheses_is_read(head):
+    draft = parse_report(f"## Summary\nx\n\n## Root cause\ny\n\n## Affected files\n1. {head}\n")
+    [found] = draft.affected_files
+    assert (found.path, found.line_start) == ("pkg/a.go", 3)
+
+
+@pytest.mark.parametrize("head", ["`np.zeros(3)` in `pkg/a.go`", "`Foo.bar` lines 3-4 of `pkg/a.go`"])
+def test_a_call_or_a_dotted_name_before_a_line_is_no_citation(head):
+    draft = parse_report(f"## Summary\nx\n\n## Root cause\ny\n\n## Affected files\n1. {head}\n")
+    assert [a.path for a in draft.affected_files] == ["pkg/a.go"]
