@@ -24,6 +24,16 @@ from funnel import CancelToken, Limits
 from funnel.run.loop import InvestigationResult, investigate
 from repomap import build_repo_map
 from schemas.enums import StopReason
+from tests.funnel.conformance._reports import (
+    BAD_QUOTE,
+    FENCED_REPORT,
+    FRENCH_REPORT,
+    JSON_REPORT,
+    PERMALINK_REPORT,
+    RENAMED_REPORT,
+    SETEXT_REPORT,
+    structured,
+)
 from tests.funnel.conformance._server import Call, ModelServer, Protocol, Script, Seen, Turn
 from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT, REPORT
 
@@ -88,52 +98,6 @@ def literal_model() -> Script:
                                                                                    "shop/prices.py` — ")), GOOD],
     )  # fmt: skip
 
-
-QUOTE = "return price_cents - price_cents * percent // 10"
-"""The buggy line of the fixture repository, as it is."""
-
-
-def _structured(path: str = "shop/pricing.py", evidence: str = QUOTE) -> dict:
-    return {"summary": "A 10% discount removes the whole price.",
-            "root_cause": {"explanation": "Divides by 10 instead of 100.", "evidence": []},
-            "affected_files": [{"path": path, "line_start": 8, "line_end": 8, "symbol": "apply_discount",
-                                "role": "cause", "evidence": evidence}],
-            "confidence": 0.8}  # fmt: skip
-
-
-FRENCH_REPORT = """\
-## Résumé
-Une remise de 10 % supprime tout le prix.
-
-## Explication
-La remise est divisée par 10 au lieu de 100, dans `shop/pricing.py:8`.
-
-    return price_cents - price_cents * percent // 10
-
-## Confiance
-0.8
-"""
-
-SETEXT_REPORT = re.sub(r"^## (.+)$", lambda m: f"{m.group(1)}\n{'=' * len(m.group(1))}", GOOD_REPORT, flags=re.M)
-FENCED_REPORT = "Here is my report:\n\n````markdown\n" + GOOD_REPORT + "````\n"
-JSON_REPORT = json.dumps(_structured(), indent=2)
-RENAMED_REPORT = (
-    GOOD_REPORT.replace("## Summary", "## Problem")
-    .replace("## Root cause", "## Analysis")
-    .replace("## Affected files", "## Location")
-    .replace("## Proposed changes", "## Fix")
-)
-
-PERMALINK_REPORT = (
-    GOOD_REPORT.replace("`shop/pricing.py:8` divides", "`shop/pricing.py`:8 divides")
-    .replace("1. `shop/pricing.py:8-8` — `apply_discount` (cause)",
-             "1. [apply_discount](https://github.com/acme/shop/blob/4f2c1e9/shop/pricing.py#L8) (cause)")
-    .replace("- `shop/pricing.py` — `apply_discount`:", "- https://github.com/acme/shop/blob/main/shop/pricing.py (`apply_discount`):")
-)
-"""A report citing files by their address on a code host and lines past the path's closing backtick."""
-
-BAD_QUOTE = GOOD_REPORT.replace(QUOTE, "return price * rate / 10")
-"""A report quoting code the cited file does not contain (the verifier refuses it)."""
 
 HAPPY = dict(explore=[SEARCH, BEGIN], deep_dive=[READ, FINISH], output=[GOOD])
 
@@ -274,20 +238,20 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: happy(output=[Turn(text="", reasoning=GOOD_REPORT), GOOD])),
     # 10. the structurer model
     Scenario(10, "structurer_hallucinates", "the structurer misspells a path (its quoted snippet proves the real one)",
-             lambda: happy(output=[text(FRENCH_REPORT)], structurer=[tc("final_result", _structured("shop/prices.py")),
-                                                                     tc("final_result", _structured())]),
+             lambda: happy(output=[text(FRENCH_REPORT)], structurer=[tc("final_result", structured("shop/prices.py")),
+                                                                     tc("final_result", structured())]),
              structurer=True),
     Scenario(10, "structurer_always_wrong", "the structurer always invents a path and a snippet",
              lambda: happy(output=[text(FRENCH_REPORT)],
-                           structurer=[tc("final_result", _structured("shop/x.py", "nope"))]),
+                           structurer=[tc("final_result", structured("shop/x.py", "nope"))]),
              structurer=True),
     Scenario(10, "structurer_malformed", "the structurer sends malformed JSON, then a valid draft",
              lambda: happy(output=[text(FRENCH_REPORT)], structurer=[tc("final_result", '{"summary": "x", '),
-                                                                     tc("final_result", _structured())]),
+                                                                     tc("final_result", structured())]),
              structurer=True),
     Scenario(10, "structurer_text", "the structurer answers in prose, then calls final_result",
              lambda: happy(output=[text(FRENCH_REPORT)],
-                           structurer=[text("The bug is in pricing."), tc("final_result", _structured())]),
+                           structurer=[text("The bug is in pricing."), tc("final_result", structured())]),
              structurer=True),
     Scenario(10, "structurer_down", "the structurer endpoint returns 500 on every request",
              lambda: happy(output=[text(FRENCH_REPORT)], structurer=[Turn(status=500)]), structurer=True),
