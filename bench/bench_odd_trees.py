@@ -8,7 +8,8 @@ costs one), the claims the verifier rejected and the prime suspect cited. The 47
 trees failing: an undecodable byte in a file name failed the map (and so the run), a newline or a backtick split
 the cited path, a space or a colon cut it, a Latin-1 byte made the quoted snippet unmatchable, and an empty tree
 asked the reporter which module was involved. The 48th round added Next.js route folders, `#`, `$`, an emoji, a
-leading `~` and a backslash, each of which failed verification twice. Run it from two checkouts to compare.
+leading `~` and a backslash, each of which failed verification twice. The 49th round added UTF-16 files, which
+were taken for binary: the tree held "no source file". Run it from two checkouts to compare.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ TREES: dict[str, dict[bytes, bytes]] = {
     "backslash in the suspect's name": {b"src/to\\tal.py": SOURCE, b"src/util.py": b"def double(x):\n    return 2 * x\n"},
     "Latin-1 byte in the suspect": {b"src/total.py": LATIN1},
     "byte-order mark and CRLF line ends": {b"src/total.py": b"\xef\xbb\xbf" + SOURCE.replace(b"\n", b"\r\n")},
+    "UTF-16 with its byte-order mark and CRLF (as Windows PowerShell saves)": {
+        b"src/total.py": b"\xff\xfe" + SOURCE.replace(b"\n", b"\r\n").decode().encode("utf-16-le")},
+    "UTF-16 big-endian": {b"src/total.py": b"\xfe\xff" + SOURCE.decode().encode("utf-16-be")},
     "no source file": {b"README.md": b"# total\n"},
 }
 """Tree name → files (path bytes → content)."""

@@ -19,6 +19,7 @@ from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
 from repomap.config import SECRET_DIRS, SECRET_FILE_GLOBS
+from repomap.encoding import to_utf8
 
 __all__ = ("DENY_GLOBS", "DenyRules", "Gate", "Refusal", "Refused", "Resolved", "denied_files", "read_regular")
 
@@ -250,7 +251,7 @@ def denied_files(root: Path | str, rules: DenyRules, *, skip: frozenset[str] = f
 
 def read_regular(path: str | Path, *, rel: str, max_bytes: int | None = None, head: int | None = None,
                  follow: bool = False) -> bytes:
-    """The bytes of a regular file (at most its first `head` bytes), opened without blocking (a FIFO never hangs the
+    """The bytes of a regular file (at most its first `head` bytes; UTF-8 for a UTF-16 file), opened without blocking (a FIFO never hangs the
     reader) and, unless `follow`, without following a symlink as the last component. Raises `Refused`
     (`not_regular`; `unreadable`, also for a file over `max_bytes`)."""
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
@@ -265,7 +266,7 @@ def read_regular(path: str | Path, *, rel: str, max_bytes: int | None = None, he
         if max_bytes is not None and st.st_size > max_bytes:
             raise Refused(rel, Refusal.unreadable, f"{rel!r} is {st.st_size:,} bytes, over {max_bytes:,}")
         try:
-            return fh.read() if head is None else fh.read(head)
+            return to_utf8(fh.read() if head is None else fh.read(head))
         except OSError as exc:
             raise Gate._os_refusal(rel, exc) from None
 

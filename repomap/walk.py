@@ -15,6 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from repomap.config import MapConfig
+from repomap.encoding import looks_binary
 from repomap.gate import DenyRules, Gate, Refusal, Refused, read_regular
 from repomap.gitignore import RuleGroup, compile_patterns
 
@@ -207,7 +208,7 @@ def _extension(name: str) -> str:
 
 def _is_binary(path: Path, sniff_bytes: int) -> bool:
     with open(path, "rb") as fh:
-        return b"\0" in fh.read(sniff_bytes)
+        return looks_binary(fh.read(sniff_bytes))
 
 
 class MapCancelled(Exception):

@@ -28,7 +28,7 @@ SCHEMA = "CREATE TABLE IF NOT EXISTS walks (root TEXT PRIMARY KEY, data BLOB NOT
 KEEP_WALKS = 64
 """Walk snapshots kept (the most recently used)."""
 
-_VERSION = 4
+_VERSION = 5
 
 
 def snapshot_name(root: str, config: MapConfig, extensions: frozenset[str]) -> str:

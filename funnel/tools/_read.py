@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from funnel.errors import ToolError
 from funnel.tools.sandbox import Sandbox, cap_bytes, printable
+from repomap.encoding import open_utf8
 
 __all__ = ("NumberedLine", "ReadResult", "read_range")
 
@@ -144,7 +145,7 @@ def _scan(path, start: int, end: int, byte_cap: int) -> tuple[list[tuple[int, by
     cur = bytearray()
     cur_len = 0
     last = b"\n"
-    with open(path, "rb") as f:
+    with open_utf8(path) as f:
         while chunk := f.read(_CHUNK):
             last = chunk[-1:]
             newlines = chunk.count(b"\n")

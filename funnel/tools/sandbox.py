@@ -18,6 +18,7 @@ from typing import Literal
 from funnel.errors import ToolError, UnrecoverableError, UserError
 from funnel.limits import ToolLimits
 from repomap.config import MAX_DEPTH, MapConfig
+from repomap.encoding import looks_binary
 from repomap.gate import DENY_GLOBS, Gate, Refusal, Refused
 from repomap.walk import IgnoreRules, read_ignore_file, walk_files
 from schemas.diagnosis import absolute_spelling
@@ -188,10 +189,11 @@ class Sandbox:
         return real
 
     def is_binary(self, path: Path) -> bool:
-        """True when the file looks binary (a NUL byte in its first 8 KiB), the rule ripgrep uses too."""
+        """True when the file looks binary (a NUL byte in its first 8 KiB, UTF-16 text aside), the rule ripgrep uses
+        too."""
         try:
             with open(path, "rb") as f:
-                return b"\x00" in f.read(_BINARY_SNIFF_BYTES)
+                return looks_binary(f.read(_BINARY_SNIFF_BYTES))
         except OSError:
             return True
 

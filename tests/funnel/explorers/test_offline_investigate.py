@@ -186,3 +186,19 @@ async def test_a_suspect_holding_a_latin1_byte_is_verified_at_the_first_attempt(
     assert result.diagnosis.termination.reason == StopReason.done
     assert result.diagnosis.stats.claims_rejected == 0
     assert result.diagnosis.affected_files[0].path == "src/price.py"
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+async def test_a_suspect_saved_as_utf16_is_read_searched_and_verified_like_any_source(tmp_path, codec):
+    """Windows PowerShell's `>` and older Visual Studio projects save UTF-16 with a byte-order mark; its NUL bytes
+    made the file binary, so the tree held "no source file to investigate"."""
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    text = 'def format_price(amount):\r\n    label = "Prix: é %d" % amount\r\n    return label / 100\r\n'
+    (root / "src" / "price.py").write_bytes("\ufeff".encode(codec) + text.encode(codec))
+    report = "format_price raises TypeError\nTypeError: unsupported operand type(s) for /: 'str' and 'int'"
+    result = await investigate(_report(report), root, explorer=OfflineExplorer())
+    dx = result.diagnosis
+    assert dx.termination.reason == StopReason.done and dx.stats.claims_rejected == 0
+    assert [(f.path, f.symbol) for f in dx.affected_files[:1]] == [("src/price.py", "format_price")]
+    assert "return label / 100" in dx.affected_files[0].evidence

@@ -9,7 +9,7 @@ import pytest
 
 from funnel.errors import ToolError
 from funnel.tools.sandbox import Sandbox, ToolLimits
-from funnel.tools import read_range
+from funnel.tools import read_range, search
 from tests.funnel.big_files import BIG_LINES, huge_repo  # noqa: F401
 from tests.funnel.tools_corpus import DENY, SECRET_VALUES, corpus  # noqa: F401
 
@@ -126,3 +126,19 @@ def test_five_megabyte_single_line_is_cut_and_counted(huge_repo: Path):  # noqa:
     assert len(line.text) == ToolLimits().max_line_chars
     assert line.cut_chars == 5_000_006 - ToolLimits().max_line_chars
     assert len(result.render().encode()) <= ToolLimits().max_output_bytes
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_a_utf16_file_reads_as_its_text_with_the_lines_ripgrep_numbers(tmp_path: Path, codec: str):
+    (tmp_path / "Build.ps1").write_bytes("\ufeffparam($Target)\r\n# café\r\nWrite-Host $Target\r\n".encode(codec))
+    sb = Sandbox(tmp_path)
+    result = read_range(sb, "Build.ps1", 2, 3)
+    assert [(ln.number, ln.text) for ln in result.lines] == [(2, "# café"), (3, "Write-Host $Target")]
+    assert result.total_lines == 3
+    assert [(m.line_number, m.line) for m in search(sb, "Write-Host").matches] == [(3, "Write-Host $Target")]
+
+
+def test_utf32_and_other_nul_bearing_files_stay_binary(tmp_path: Path):
+    (tmp_path / "a.txt").write_bytes("\ufeffhello\n".encode("utf-32-le"))
+    with pytest.raises(ToolError, match="binary file"):
+        read_range(Sandbox(tmp_path), "a.txt")
