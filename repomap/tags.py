@@ -195,8 +195,9 @@ def _cast_name(src: bytes, node) -> str:
     return " ".join(src[node.start_byte : end].decode("utf-8", "replace").split())
 
 
-_KIND_RANK = {"type": 1, "scope": 0}
-"""When one node is captured as several kinds (Go `type_spec` as struct and as type), the higher rank wins."""
+_KIND_RANK = {"class": 1, "type": 1, "scope": 0}
+"""When one node is captured as several kinds (Go `type_spec` as struct and as type, Kotlin's `enum class` as enum
+and as class), the higher rank wins."""
 
 
 def _owner(node, def_ids: dict[int, list]) -> list | None:

@@ -342,9 +342,9 @@ _BRACE_DEF = re.compile(
 REGEX_SPANS = "regex-v2"
 """What keys the cached counts of a file whose definitions are found by pattern: bump it when `regex_definitions`
 changes (v2: C#'s keyless methods)."""
-_KEYLESS_METHODS = frozenset(".cs .dart .cu .cuh .groovy".split())
-"""Languages with no grammar here whose methods take no keyword, C# (`public int Total(...) {`) first: their
-definitions are found by keyword and by braces both."""
+_KEYLESS_METHODS = frozenset(".dart .cu .cuh .groovy".split())
+"""Languages with no grammar here whose methods take no keyword (`int total(...) {`): their definitions are found by
+keyword and by braces both."""
 _NOT_NAMES = frozenset("if for foreach while switch return catch else using lock fixed".split())
 
 

@@ -6,7 +6,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 from urllib.parse import quote
 
-from funnel.report.template import format_location
+from funnel.report.template import fence_language, format_location
 from schemas.diagnosis import AffectedFile, Diagnosis
 from schemas.enums import Role, StopReason
 
@@ -23,8 +23,6 @@ _RULES: dict[Role, tuple[str, str, str, str]] = {
     Role.symptom: ("bugsleuth/symptom", "BugSymptom", "warning", "Where the reported bug shows itself"),
     Role.related: ("bugsleuth/related", "RelatedCode", "note", "Code related to the reported bug"),
 }
-_LANGS = {"py": "python", "js": "javascript", "ts": "typescript", "go": "go", "java": "java", "rs": "rust",
-          "c": "c", "h": "c", "cc": "cpp", "cpp": "cpp", "hpp": "cpp", "rb": "ruby"}  # fmt: skip
 
 
 def to_json(diagnosis: Diagnosis) -> str:
@@ -45,10 +43,6 @@ def blob_url(repo_uri: str | None, commit: str | None, path: str, start: int | N
         if end and end != start:
             url += f"-{end}" if gitlab else f"-L{end}"
     return url
-
-
-def _lang(path: str) -> str:
-    return _LANGS.get(path.rsplit(".", 1)[-1].lower(), "") if "." in path else ""
 
 
 def _fence(text: str, lang: str = "") -> str:
@@ -108,7 +102,7 @@ def to_markdown(diagnosis: Diagnosis, *, repo_uri: str | None = None, title: str
             out += [f"- {_one_line(e)}" for e in d.root_cause.evidence]
             out.append("")
         for item in evidence:
-            out += [f"{_cite(item, repo_uri, commit)}", "", _fence(item.evidence, _lang(item.path)), ""]
+            out += [f"{_cite(item, repo_uri, commit)}", "", _fence(item.evidence, fence_language(item.path)), ""]
         out += ["</details>", ""]
     diffs = [c for c in d.proposed_changes if c.diff and c.diff.strip()]
     if diffs:

@@ -24,6 +24,7 @@ __all__ = (
     "DraftRootCause",
     "ReportDraft",
     "render_report",
+    "fence_language",
     "format_location",
     "parse_location",
 )
@@ -158,7 +159,8 @@ class ReportDraft(_Draft):
 
 # --------------------------------------------------------------------------------------------------- rendering
 
-def _lang(path: str) -> str:
+def fence_language(path: str) -> str:
+    """The code fence's language tag for a file (`python` for `a.py`), empty when none is known."""
     return LANGS.get(path.rsplit(".", 1)[-1].lower(), "") if "." in path else ""
 
 
@@ -211,7 +213,7 @@ def render_report(report: Diagnosis | ReportDraft) -> str:
             line += f" — `{item.symbol}`"
         out.append(f"{line} ({item.role})")
         if item.evidence.strip():
-            out.append(_fence(item.evidence, _lang(item.path), " " * (len(str(n)) + 2)))
+            out.append(_fence(item.evidence, fence_language(item.path), " " * (len(str(n)) + 2)))
     out += ["", "## Proposed changes"]
     if not report.proposed_changes:
         out.append(none)

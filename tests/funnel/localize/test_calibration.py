@@ -79,9 +79,15 @@ def test_the_deeper_ranking_keeps_the_raw_confidence_and_which_pointers_name_the
 
 
 def test_a_prime_suspect_with_no_grammar_takes_the_other_languages_curve_not_pythons():
-    assert prime_language("src/builtin.jq") == TEXT_SOURCE and prime_language("app/Invoice.kt") == TEXT_SOURCE
+    assert prime_language("src/builtin.jq") == TEXT_SOURCE and prime_language("app/Invoice.scala") == TEXT_SOURCE
     cal = load_calibration()
     assert cal.fit_for(TEXT_SOURCE) == cal.fit_for("go") != cal.fit_for("python")
+
+
+def test_csharp_kotlin_and_php_have_a_grammar_and_take_the_other_languages_curve():
+    assert [prime_language(p) for p in ("a/B.cs", "a/B.kt", "a/b.php")] == ["csharp", "kotlin", "php"]
+    cal = load_calibration()
+    assert cal.fit_for("csharp") == cal.fit_for("kotlin") == cal.fit_for("php") == cal.fit_for("go")
 
 
 def test_the_shipped_curves_are_monotone_and_name_only_known_languages():

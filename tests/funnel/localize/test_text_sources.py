@@ -1,4 +1,4 @@
-"""Source files of languages with no grammar (Kotlin, a jq library, ...) are ranked by their text, with definitions
+"""Source files of languages with no grammar (Scala, a jq library, ...) are ranked by their text, with definitions
 found by keyword, in memory and from the persisted index alike, and the offline investigation cites them."""
 
 from __future__ import annotations
@@ -18,63 +18,63 @@ from schemas.enums import Role, StopReason
 from schemas.report import BugReport
 from tests.funnel.localize.test_indexed_corpus import _both, _dump, _write
 
-KT_REPO = {
-    "src/main/kotlin/com/acme/Invoice.kt": (
-        "package com.acme\n\nclass Invoice(val lines: List<Line>) {\n    fun total(): Double {\n"
-        "        var sum = 0.0\n        for (line in lines) {\n            sum += line.price * line.quantity\n"
-        "        }\n        return sum\n    }\n\n    fun averagePrice(): Double {\n"
+SCALA_REPO = {
+    "src/main/scala/com/acme/Invoice.scala": (
+        "package com.acme\n\nclass Invoice(val lines: List[Line]) {\n    def total(): Double = {\n"
+        "        var sum = 0.0\n        for (line <- lines) {\n            sum += line.price * line.quantity\n"
+        "        }\n        return sum\n    }\n\n    def averagePrice(): Double = {\n"
         "        return total() / lines.size\n    }\n}\n"
     ),
-    "src/main/kotlin/com/acme/Line.kt": "package com.acme\n\ndata class Line(val price: Double, val quantity: Int)\n",
-    "src/main/kotlin/com/acme/Report.kt": (
-        "package com.acme\n\nobject Report {\n    fun render(invoice: Invoice): String = \"total ${invoice.total()}\"\n}\n"
+    "src/main/scala/com/acme/Line.scala": "package com.acme\n\ncase class Line(price: Double, quantity: Int)\n",
+    "src/main/scala/com/acme/Report.scala": (
+        "package com.acme\n\nobject Report {\n    def render(invoice: Invoice): String = s\"total ${invoice.total()}\"\n}\n"
     ),
     "scripts/release.py": "def release(version):\n    return version\n",
 }
-KT_REPORT = """averagePrice returns NaN when an invoice has no lines
+SCALA_REPORT = """averagePrice returns NaN when an invoice has no lines
 
-Calling Invoice(emptyList()).averagePrice() gives NaN instead of 0: the average divides by the number of lines.
+Calling new Invoice(Nil).averagePrice() gives NaN instead of 0: the average divides by the number of lines.
 """
 
 
 def test_definitions_of_a_language_without_a_grammar_are_found_by_keyword():
-    spans = regex_definitions("src/main/kotlin/com/acme/Invoice.kt", KT_REPO["src/main/kotlin/com/acme/Invoice.kt"])
+    spans = regex_definitions("src/main/scala/com/acme/Invoice.scala", SCALA_REPO["src/main/scala/com/acme/Invoice.scala"])
     assert [(s.qualname, s.kind, s.start_line) for s in spans] == [
         ("Invoice", "class", 3), ("total", "function", 4), ("averagePrice", "function", 12)]
     jq = regex_definitions("src/builtin.jq", "def nth($n): .[$n];\ndef nth($n; f):\n  last(limit($n + 1; f));\n")
     assert [(s.name, s.start_line, s.end_line) for s in jq] == [("nth", 1, 1), ("nth", 2, 4)]
 
 
-def test_a_kotlin_file_is_ranked_by_its_text_beside_the_mapped_files(tmp_path, monkeypatch):
-    root = _write(tmp_path / "repo", KT_REPO)
-    assert [f.path for f in build_repo_map(root).files] == ["scripts/release.py"], "the map parses no Kotlin"
-    memory, indexed, a, b = _both(root, tmp_path / "cache", KT_REPORT, monkeypatch)
-    assert "src/main/kotlin/com/acme/Invoice.kt" in memory.by_path and "scripts/release.py" in memory.by_path
-    assert a.candidates[0].path == "src/main/kotlin/com/acme/Invoice.kt"
+def test_a_scala_file_is_ranked_by_its_text_beside_the_mapped_files(tmp_path, monkeypatch):
+    root = _write(tmp_path / "repo", SCALA_REPO)
+    assert [f.path for f in build_repo_map(root).files] == ["scripts/release.py"], "the map parses no Scala"
+    memory, indexed, a, b = _both(root, tmp_path / "cache", SCALA_REPORT, monkeypatch)
+    assert "src/main/scala/com/acme/Invoice.scala" in memory.by_path and "scripts/release.py" in memory.by_path
+    assert a.candidates[0].path == "src/main/scala/com/acme/Invoice.scala"
     assert a.candidates[0].symbols[0].span.qualname == "averagePrice"
     assert isinstance(indexed, IndexedCorpus) and _dump(a) == _dump(b)
 
 
 def test_a_changed_text_source_updates_the_index(tmp_path, monkeypatch):
-    root = _write(tmp_path / "repo", KT_REPO)
-    _both(root, tmp_path / "cache", KT_REPORT, monkeypatch)
-    (root / "src/main/kotlin/com/acme/Line.kt").write_text(
-        "package com.acme\n\ndata class Line(val price: Double, val quantity: Int) {\n"
-        "    fun averagePrice(): Double = price / quantity\n}\n")
-    _, indexed, _, after = _both(root, tmp_path / "cache", KT_REPORT, monkeypatch)
+    root = _write(tmp_path / "repo", SCALA_REPO)
+    _both(root, tmp_path / "cache", SCALA_REPORT, monkeypatch)
+    (root / "src/main/scala/com/acme/Line.scala").write_text(
+        "package com.acme\n\ncase class Line(price: Double, quantity: Int) {\n"
+        "    def averagePrice(): Double = price / quantity\n}\n")
+    _, indexed, _, after = _both(root, tmp_path / "cache", SCALA_REPORT, monkeypatch)
     assert indexed.stats.mode == "patched" and indexed.stats.counted == 1
-    line = next(c for c in after.candidates if c.path == "src/main/kotlin/com/acme/Line.kt")
+    line = next(c for c in after.candidates if c.path == "src/main/scala/com/acme/Line.scala")
     assert "averagePrice" in [s.span.qualname for s in line.symbols]
 
 
-async def test_offline_investigation_of_a_kotlin_repository_cites_the_dividing_line(tmp_path):
-    root = _write(tmp_path / "repo", KT_REPO)
-    title, _, body = KT_REPORT.partition("\n")
+async def test_offline_investigation_of_a_scala_repository_cites_the_dividing_line(tmp_path):
+    root = _write(tmp_path / "repo", SCALA_REPO)
+    title, _, body = SCALA_REPORT.partition("\n")
     result = await investigate(BugReport(title=title, body=body), root, explorer=OfflineExplorer())
     diagnosis = result.diagnosis
     assert diagnosis.termination.reason == StopReason.done, diagnosis.termination
     first = diagnosis.affected_files[0]
-    assert (first.path, first.symbol, first.role) == ("src/main/kotlin/com/acme/Invoice.kt", "averagePrice", Role.cause)
+    assert (first.path, first.symbol, first.role) == ("src/main/scala/com/acme/Invoice.scala", "averagePrice", Role.cause)
     assert first.line_start <= 13 <= first.line_end
 
 
@@ -84,15 +84,26 @@ CS_PRICING = ("namespace Shop\n{\n    [Serializable]\n    public class Pricing\n
               "        }\n    }\n}\n")  # fmt: skip
 
 
-async def test_a_csharp_method_which_takes_no_keyword_is_a_definition_on_its_names_line(tmp_path):
-    spans = regex_definitions("src/Pricing.cs", CS_PRICING)
+GROOVY_PRICING = ("package shop\n\n@CompileStatic\nclass Pricing {\n    Pricing(int rate) {\n    }\n\n"
+                  "    int applyDiscount(int price,\n                      int percent) {\n"
+                  "        for (rule in rules) { }\n        return price - price * percent / 10\n    }\n}\n")  # fmt: skip
+
+
+def test_a_method_which_takes_no_keyword_is_a_definition_on_its_names_line():
+    spans = regex_definitions("src/Pricing.groovy", GROOVY_PRICING)
     assert [(s.qualname, s.kind, s.start_line) for s in spans] == [
-        ("Pricing", "class", 4), ("Pricing", "function", 6), ("ApplyDiscount", "function", 10)]
+        ("Pricing", "class", 4), ("Pricing", "function", 5), ("applyDiscount", "function", 8)]
+
+
+async def test_a_csharp_method_is_a_definition_of_the_map_and_the_investigation_cites_it(tmp_path):
     root = _write(tmp_path / "repo", {"src/Pricing.cs": CS_PRICING,
                                       "src/Cart.cs": "public class Cart {\n  public int Total() { return 0; }\n}\n"})
+    assert "10-15 public int ApplyDiscount(int price," in build_repo_map(root).text
     report = BugReport(title="ApplyDiscount returns 0 for a 10% discount", body="ApplyDiscount(1000, 10) gives 0.")
     first = (await investigate(report, root, explorer=OfflineExplorer())).diagnosis.affected_files[0]
-    assert (first.path, first.symbol) == ("src/Pricing.cs", "ApplyDiscount") and first.line_start <= 14 <= first.line_end
+    assert (first.path, first.symbol) == ("src/Pricing.cs", "Pricing.ApplyDiscount")
+    assert first.line_start <= 14 <= first.line_end
+
 
 def test_a_text_source_enters_by_its_own_score_without_moving_the_parsed_files(tmp_path):
     files = {
@@ -109,14 +120,14 @@ def test_a_text_source_enters_by_its_own_score_without_moving_the_parsed_files(t
         return {c.path: c.parts.get("file", 0.0) for c in ranking.candidates}
 
     before = file_parts()
-    (root / "shop/Orders.kt").write_text("fun average(orders: List<Order>) = orders.sumOf { it.total } / orders.size\n"
+    (root / "shop/Orders.scala").write_text("def average(orders: List[Order]) = orders.map(_.total).sum / orders.size\n"
                                          "// average orders invoice total zero division\n")
     after = file_parts()
-    assert "shop/Orders.kt" in after
+    assert "shop/Orders.scala" in after
     parsed = sorted(before, key=before.get, reverse=True)
     assert sorted(parsed, key=after.get, reverse=True) == parsed
     ratio = [after[p] / before[p] for p in parsed if before[p]]
-    assert max(ratio) - min(ratio) < 1e-9, "the parsed files' BM25 is scaled, never reordered by the Kotlin file"
+    assert max(ratio) - min(ratio) < 1e-9, "the parsed files' BM25 is scaled, never reordered by the Scala file"
 
 
 def _age(root: Path) -> None:
@@ -126,7 +137,7 @@ def _age(root: Path) -> None:
 
 
 def test_an_unchanged_text_source_is_not_read_to_know_it_is_unchanged(tmp_path, monkeypatch):
-    root = _write(tmp_path / "repo", KT_REPO)
+    root = _write(tmp_path / "repo", SCALA_REPO)
     _age(root)
     first = open_indexed(root, build_repo_map(root, cache_dir=tmp_path / "map"), tmp_path / "index")
     assert first.stats.mode == "built"
@@ -135,19 +146,19 @@ def test_an_unchanged_text_source_is_not_read_to_know_it_is_unchanged(tmp_path, 
     monkeypatch.setattr(Gate, "read_bytes", lambda self, rel, **kw: read.append(rel) or original(self, rel, **kw))
     again = open_indexed(root, build_repo_map(root, cache_dir=tmp_path / "map"), tmp_path / "index")
     assert again.stats.mode == "unchanged" and read == []
-    invoice = root / "src/main/kotlin/com/acme/Invoice.kt"
-    invoice.write_text(KT_REPO["src/main/kotlin/com/acme/Invoice.kt"].replace("lines.size", "maxOf(lines.size, 1)"))
+    invoice = root / "src/main/scala/com/acme/Invoice.scala"
+    invoice.write_text(SCALA_REPO["src/main/scala/com/acme/Invoice.scala"].replace("lines.size", "maxOf(lines.size, 1)"))
     edited = open_indexed(root, build_repo_map(root, cache_dir=tmp_path / "map"), tmp_path / "index")
     assert edited.stats.mode == "patched" and edited.stats.counted == 1  # just written: read, not trusted by stat
 
 
 def test_the_map_lists_text_sources_by_its_own_walk_and_ignore_rules(tmp_path):
-    root = _write(tmp_path / "repo", KT_REPO | {"build/Generated.kt": "class Generated\n", ".gitignore": "build/\n"})
+    root = _write(tmp_path / "repo", SCALA_REPO | {"build/Generated.scala": "class Generated\n", ".gitignore": "build/\n"})
     _age(root)
     cache = tmp_path / "cache"
     cold = build_repo_map(root, cache_dir=cache)
     warm = build_repo_map(root, cache_dir=cache)
-    expected = sorted(p for p in KT_REPO if p.endswith(".kt"))
+    expected = sorted(p for p in SCALA_REPO if p.endswith(".scala"))
     assert [f.path for f in cold.text_sources] == [f.path for f in warm.text_sources] == expected
     assert warm.stats.walk == "snapshot" and [f.path for f in warm.files] == ["scripts/release.py"]
-    assert all(f.size == len(KT_REPO[f.path].encode()) for f in warm.text_sources)
+    assert all(f.size == len(SCALA_REPO[f.path].encode()) for f in warm.text_sources)

@@ -1,0 +1,13 @@
+; References: @ref.<kind> on the referenced name.
+(call_expression (identifier) @ref.call)
+(call_expression (navigation_expression (identifier) (identifier) @ref.call.member))
+(import (qualified_identifier) @ref.import)
+(delegation_specifier (constructor_invocation (user_type (identifier) @ref.base)))
+(delegation_specifier (user_type (identifier) @ref.base))
+(annotation (constructor_invocation (user_type (identifier) @ref.decorator)))
+(annotation (user_type (identifier) @ref.decorator))
+(parameter (user_type (identifier) @ref.annotation))
+(class_parameter (user_type (identifier) @ref.annotation))
+(function_declaration (user_type (identifier) @ref.annotation))
+(variable_declaration (user_type (identifier) @ref.annotation))
+(type_arguments (type_projection (user_type (identifier) @ref.annotation)))
