@@ -125,31 +125,32 @@ def test_a_link_out_of_the_tree_is_left_out_and_the_rest_arrives(tmp_path, expor
     assert not (tree.path / "escape").is_symlink() and not (tree.path / "up").is_symlink()
 
 
+def _git_whose_archive(tmp_path: Path, does: str) -> str:
+    """A `git` that runs the shell command `does` in place of `git archive` (`"$@"` its arguments) and is git for
+    every other command."""
+    fake = tmp_path / "fake-git"
+    fake.write_text(f'#!/bin/sh\ncase "$*" in *archive*) {does};; esac\nexec git "$@"\n')
+    fake.chmod(0o755)
+    return str(fake)
+
+
 def test_git_outlasting_the_timeout_is_killed_and_named(tmp_path, exported):
     repo, commit = exported
-    slow = tmp_path / "slow-git"
-    slow.write_text('#!/bin/sh\ncase "$*" in *archive*) exec sleep 30;; esac\nexec git "$@"\n')
-    slow.chmod(0o755)
+    slow = _git_whose_archive(tmp_path, "exec sleep 30")
     with pytest.raises(ExportError, match="did not finish within 0.5 s"):
-        extract_commit(repo / ".git", commit, tmp_path / "out", git=str(slow), timeout=0.5)
+        extract_commit(repo / ".git", commit, tmp_path / "out", git=slow, timeout=0.5)
 
 
 def test_the_padding_git_writes_after_the_archives_end_is_read_not_cut_off(tmp_path, exported):
     """`git archive` pads the tar to a whole record after its end marker; a reader that stopped at the marker and
     closed the pipe killed git with SIGPIPE mid-padding, an intermittent failure with no message from git."""
     repo, commit = exported
-    late = tmp_path / "late-padding-git"
-    late.write_text('#!/bin/sh\ncase "$*" in *archive*) git "$@"; sleep 0.5; exec head -c 10240 /dev/zero;; esac\n'
-                    'exec git "$@"\n')
-    late.chmod(0o755)
-    extract_commit(repo / ".git", commit, tmp_path / "out", git=str(late))
+    late = _git_whose_archive(tmp_path, 'git "$@"; sleep 0.5; exec head -c 10240 /dev/zero')
+    extract_commit(repo / ".git", commit, tmp_path / "out", git=late)
     _assert_whole(tmp_path / "out")
 
 
 def test_git_killed_by_a_signal_is_named_by_the_signal(tmp_path, exported):
     repo, commit = exported
-    killed = tmp_path / "killed-git"
-    killed.write_text('#!/bin/sh\ncase "$*" in *archive*) kill -9 $$;; esac\nexec git "$@"\n')
-    killed.chmod(0o755)
     with pytest.raises(ExportError, match="failed: git was killed by signal 9"):
-        extract_commit(repo / ".git", commit, tmp_path / "out", git=str(killed))
+        extract_commit(repo / ".git", commit, tmp_path / "out", git=_git_whose_archive(tmp_path, "kill -9 $$"))
