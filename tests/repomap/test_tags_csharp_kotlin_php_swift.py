@@ -1,5 +1,5 @@
-"""C#, Kotlin and PHP are parsed by their tree-sitter grammars: definitions with qualified names and kinds, and
-references of every kind, as the other languages have."""
+"""C#, Kotlin, PHP and Swift are parsed by their tree-sitter grammars: definitions with qualified names and kinds,
+and references of every kind, as the other languages have."""
 
 from __future__ import annotations
 
@@ -69,6 +69,39 @@ class Discount extends Base implements Pricer {
 }
 function compute_total($x) { return $x; }
 """
+SWIFT = b"""import Foundation
+
+protocol Pricer {
+    func apply(_ cents: Int) -> Int
+}
+
+struct Money {
+    let cents: Int
+}
+
+class Discount: Base, Pricer {
+    let percent: Int
+
+    init(percent: Int) {
+        self.percent = percent
+    }
+
+    func apply(_ cents: Int) -> Int {
+        let b = Builder()
+        Helper.log(cents)
+        return compute(cents)
+    }
+
+    @discardableResult
+    private static func compute(_ c: Int) -> Int {
+        return c / 10
+    }
+}
+
+extension Money {
+    func twice() -> Int { cents * 2 }
+}
+"""
 
 EXPECTED = {
     "csharp": (CSHARP, [("IPricer", "interface", 3), ("IPricer.Apply", "method", 3), ("Point", "class", 4),
@@ -83,6 +116,10 @@ EXPECTED = {
     "php": (PHP, [("Pricer", "interface", 4), ("Pricer.apply", "method", 4), ("Loggable", "trait", 5),
                   ("Loggable.log", "method", 5), ("Discount", "class", 6), ("Discount.LIMIT", "constant", 7),
                   ("Discount.apply", "method", 8), ("Discount.compute", "method", 9), ("compute_total", "function", 11)]),
+    "swift": (SWIFT, [("Pricer", "interface", 3), ("Pricer.apply", "method", 4), ("Money", "struct", 7),
+                      ("Money.cents", "constant", 8), ("Discount", "class", 11), ("Discount.percent", "constant", 12),
+                      ("Discount.init", "method", 14), ("Discount.apply", "method", 18),
+                      ("Discount.compute", "method", 24), ("Money.twice", "method", 31)]),
 }  # fmt: skip
 
 
@@ -100,19 +137,21 @@ def test_definitions_have_qualified_names_and_kinds(language):
                 ("log", "call"), ("compute", "call"), ("Deprecated", "decorator"), ("String", "annotation")}),
     ("php", {("Shop\\Base", "import"), ("Base", "base"), ("Pricer", "base"), ("Builder", "call"), ("log", "call"),
              ("compute", "call")}),
+    ("swift", {("Foundation", "import"), ("Base", "base"), ("Pricer", "base"), ("Builder", "call"), ("log", "call"),
+               ("compute", "call"), ("discardableResult", "decorator"), ("Int", "annotation")}),
 ])  # fmt: skip
 def test_references_of_every_kind_are_extracted(language, expected):
     tags = extract_tags(EXPECTED[language][0], language)
     assert expected <= {(r.name, r.kind.value) for r in tags.references("x")}
 
 
-def test_the_map_shows_csharp_kotlin_and_php_files_with_their_definitions(tmp_path):
+def test_the_map_shows_csharp_kotlin_php_and_swift_files_with_their_definitions(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
     for name, (source, _) in {"Discount.cs": EXPECTED["csharp"], "Discount.kt": EXPECTED["kotlin"],
-                              "discount.php": EXPECTED["php"]}.items():
+                              "discount.php": EXPECTED["php"], "Discount.swift": EXPECTED["swift"]}.items():
         (root / name).write_bytes(source)
     repo_map = build_repo_map(root, cache_dir=tmp_path / "cache", token_budget=4000)
-    assert sorted(f.path for f in repo_map.files) == ["Discount.cs", "Discount.kt", "discount.php"]
+    assert sorted(f.path for f in repo_map.files) == ["Discount.cs", "Discount.kt", "Discount.swift", "discount.php"]
     assert "public int Apply(int cents)" in repo_map.text and "fun Int.twice(): Int" in repo_map.text
-    assert "private static function compute($c)" in repo_map.text
+    assert "private static function compute($c)" in repo_map.text and "func twice() -> Int" in repo_map.text
