@@ -10,7 +10,7 @@ import pytest
 from funnel.localize.corpus import Corpus
 from funnel.localize.foreign import is_generated, submodule_paths
 from funnel.localize.rank import RankConfig, rank
-from funnel.localize.signals import is_doc, is_test_definition, is_tooling
+from funnel.localize.signals import is_doc, is_test, is_test_definition, is_tooling
 from repomap import build_repo_map
 from repomap.focus import Focus
 from tests.funnel.localize.test_offline_rank import _make
@@ -63,6 +63,26 @@ def test_a_minified_bundle_ranks_below_the_code_the_report_is_about(tmp_path):
     paths = [c.path for c in rank(corpus, text, Focus.from_text(text)).candidates]
     assert "examples/public/javascripts/bundle.js" in corpus.generated
     assert paths[0] == "lib/upload.js"
+
+
+@pytest.mark.parametrize("path", ["Src/Newtonsoft.Json.Tests/TestFixtureBase.cs", "src/App.UnitTests/CartTest.cs",
+                                  "Tests/AlamofireTests/SessionTests.swift", "Sources/Cache/CacheTests.swift",
+                                  "tests/Handler/StreamHandlerTest.php", "src/Unit/ClientTest.php",
+                                  "okhttp/src/jvmTest/kotlin/okhttp3/CacheTest.kt", "core/src/commonTest/kotlin/A.kt"])
+def test_the_test_folders_and_names_of_dotnet_swift_php_and_kotlin_projects_are_tests(path):
+    assert is_test(path)
+
+
+@pytest.mark.parametrize("path", ["Src/Newtonsoft.Json/JsonConvert.cs", "Sources/Alamofire/Session.swift",
+                                  "src/Handler/StreamHandler.php", "okhttp/src/jvmMain/kotlin/okhttp3/Cache.kt",
+                                  "src/Contest/Latest.cs", "src/attestation/Attest.swift", "lib/Testimony.php"])
+def test_code_named_near_a_test_word_is_not_a_test(path):
+    assert not is_test(path)
+
+
+def test_capitalised_documentation_and_samples_folders_are_docs():
+    assert is_doc("Src/Newtonsoft.Json.Tests/Documentation/Samples/Linq/ToString.cs") and is_doc("Samples/App.swift")
+    assert not is_doc("Src/Newtonsoft.Json/JsonConvert.cs")
 
 
 def test_type_declaration_files_are_not_code():
