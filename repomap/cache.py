@@ -22,7 +22,7 @@ from repomap.languages import LANGUAGES, grammar_versions
 from repomap.tags import FileTags
 from repomap.walk import RACY_NS
 
-CACHE_VERSION = 8
+CACHE_VERSION = 9
 """Bump when the stored format or the extraction changes; old cache files are then left unused."""
 
 BINARY = b"binary"

@@ -140,14 +140,24 @@ def _text(src: bytes, node) -> str:
     return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
+_ATTRIBUTE_LISTS = frozenset({"attribute_list"})
+"""C#'s and PHP's attributes before a declaration (`[HttpGet("{id}")]`, `#[Route('/x')]`): part of the definition's
+lines, left out of its signature, which they would fill before its name."""
+
+
 def _signature(src: bytes, node, max_chars: int) -> str:
     body = node.child_by_field_name("body")
     if body is None:
         value = node.child_by_field_name("value")
         if value is not None:
             body = value.child_by_field_name("body")
-    end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
-    raw = src[node.start_byte : min(end, node.start_byte + 4 * max_chars)]
+    begin = node.start_byte
+    for child in node.children:
+        if child.type not in _ATTRIBUTE_LISTS:
+            begin = child.start_byte
+            break
+    end = body.start_byte if body is not None and body.start_byte > begin else node.end_byte
+    raw = src[begin : min(end, begin + 4 * max_chars)]
     if body is None:
         raw = raw.split(b"\n", 1)[0]
     text = raw.decode("utf-8", "replace")

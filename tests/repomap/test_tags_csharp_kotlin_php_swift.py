@@ -155,3 +155,13 @@ def test_the_map_shows_csharp_kotlin_php_and_swift_files_with_their_definitions(
     assert sorted(f.path for f in repo_map.files) == ["Discount.cs", "Discount.kt", "Discount.swift", "discount.php"]
     assert "public int Apply(int cents)" in repo_map.text and "fun Int.twice(): Int" in repo_map.text
     assert "private static function compute($c)" in repo_map.text and "func twice() -> Int" in repo_map.text
+
+
+@pytest.mark.parametrize("language, source", [
+    ("csharp", b'class A {\n  [HttpGet("{id}")]\n  [Authorize]\n  public int Get(int id) {\n    return id;\n  }\n}\n'),
+    ("php", b'<?php\nclass A {\n  #[Route("/x")]\n  public function get(int $id) { return $id; }\n}\n'),
+])  # fmt: skip
+def test_attributes_keep_their_lines_in_the_definition_but_not_its_signature(language, source):
+    method = extract_tags(source, language).definitions("x")[1]
+    assert method.signature in ("public int Get(int id)", "public function get(int $id)")
+    assert method.start_line == (2 if language == "csharp" else 3)
