@@ -43,6 +43,14 @@ _NATIVE_FRAME = re.compile(
 )
 """A numbered backtrace frame, innermost first: gdb's `#4  0x… in jv_string_implode (j=...) at jv.c:717`, lldb's,
 and a sanitizer's `#0 0x… in decUnitCompare src/decNumber/decNumber.c:6257`."""
+_APPLE_FRAME = re.compile(
+    r"^\s*\d+\s+(?:\S+\s+)?0x[0-9a-fA-F]+\s+([^\n]+?)\s+\+\s+\d+\s+"
+    r"(?:\(([^\s():]+\.(?:swift|m|mm|c|cc|cpp|h)):(\d+)\)|in\s+\S+\s+at\s+(\S+\.(?:swift|m|mm|c|cc|cpp|h)):(\d+))",
+    re.M,
+)
+"""A frame of an Apple crash report (`0  MyApp  0x… Cart.total() + 120 (Cart.swift:42)`) or of Swift's backtracer
+(`0 0x… Cart.total() + 120 in MyApp at /src/Cart.swift:42:5`): innermost first, the symbol before the offset."""
+_SWIFT_NAME = re.compile(r"([A-Za-z_][\w.]*)\(")
 _GENERIC_FRAME = re.compile(
     rf"(?<![{NAME_CHARS}/.\"'-])((?:[A-Za-z]:)?[{NAME_CHARS}./\\-]*[{NAME_CHARS}-]\."
     r"(?:c|h|cc|cpp|cxx|hpp|hh|rb|php|cs|swift|m|mm|lua|go|rs|py|js|ts|tsx|jsx|java|kt)):(\d+)(?::\d+)?"
@@ -225,6 +233,10 @@ def parse_frames(text: str) -> tuple[Frame, ...]:
             continue
         fn = m.group(1)
         add(m.start(), Frame(path, int(m.group(3)), fn.split(" [as ")[0] if fn else None, "javascript"))
+    for m in _APPLE_FRAME.finditer(text):
+        name = _SWIFT_NAME.findall(m.group(1))  # `closure #1 in Cart.total()`, `specialized Cart.total(_:)`
+        path, line = (m.group(2), m.group(3)) if m.group(2) else (m.group(4), m.group(5))
+        add(m.start(), Frame(path, int(line), name[-1] if name else None, "native"))
     for m in _NATIVE_FRAME.finditer(text):
         function = re.split(r"\s*\(", m.group(1), maxsplit=1)[0].strip()
         add(m.start(), Frame(m.group(2), int(m.group(3)), function or None, "native"))

@@ -139,6 +139,16 @@ def test_sanitizer_and_gdb_backtraces_are_native_frames_innermost_first():
         ("jv.c", "jv_string_implode", "native"), ("builtin.c", "f_string_implode", "native")]
 
 
+def test_apple_crash_report_and_swift_backtracer_frames_keep_the_function():
+    report = parse_frames("0   MyApp  0x0000000100f3c8a4 Cart.total() + 120 (Cart.swift:42)\n"
+                          "1   MyApp  0x0000000100f3b123 closure #1 in CartViewController.viewDidLoad() + 80 "
+                          "(CartViewController.swift:17)\n2   UIKitCore  0x00000001a2b3c4d5 -[UIViewController loadView] + 12\n")
+    assert [(f.path, f.line, f.function) for f in report] == [
+        ("Cart.swift", 42, "Cart.total"), ("CartViewController.swift", 17, "CartViewController.viewDidLoad")]
+    backtracer = parse_frames("0  0x0000000100f3c8a4 specialized Cart.total(_:) + 120 in MyApp at /src/Shop/Cart.swift:42:5")
+    assert [(f.path, f.line, f.function) for f in backtracer] == [("/src/Shop/Cart.swift", 42, "Cart.total")]
+
+
 def test_a_node_frame_printed_as_a_file_url_is_read_once():
     frames = parse_frames("Error: too long\n    at Object.isFormData (file:///app/node_modules/axios/lib/utils.js:195:42)\n"
                           "    at transform (file:///app/node_modules/axios/lib/core/transformData.js:22:15)\n")
