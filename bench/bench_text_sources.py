@@ -1,11 +1,11 @@
-"""Warm ranking of a tree full of files of languages with no grammar (Scala; Kotlin until the 49th round), this
-code beside a baseline checkout.
+"""Warm ranking of a tree full of files of languages with no grammar (Groovy; Kotlin, Scala until the 49th round),
+this code beside a baseline checkout.
 
 Usage:
-  python bench/bench_text_sources.py [--tree /work/bench-out/scala-tree] [--files 20000] [--baseline /work/anchor]
+  python bench/bench_text_sources.py [--tree /work/bench-out/groovy-tree] [--files 20000] [--baseline /work/anchor]
                                      [--repeat 5] [--json FILE]
 
-The tree (built when absent, outside this repository): `--files` Scala files of 120 lines in 200 packages and
+The tree (built when absent, outside this repository): `--files` Groovy files of 120 lines in 200 packages and
 20 Python modules, every file and directory dated long ago, as a checked-out tree is. Per code tree (this
 checkout, then `--baseline`, alternating `--repeat` times), a new process with its own cache directory maps the
 tree and ranks one report once (cold), then ranks it `WARM` more times against the warm map and index; the
@@ -58,8 +58,8 @@ def build_tree(root: Path, files: int) -> None:
     for n in range(files):
         package = root / "src" / f"m{n // per_package}"
         package.mkdir(parents=True, exist_ok=True)
-        body = "".join(f"    def f{n}_{k}(x: Int): Int = x * {k} + {n}\n" for k in range(118))
-        (package / f"F{n % per_package}.scala").write_text(f"package m{n // per_package}\n\nobject F{n} {{\n{body}}}\n")
+        body = "".join(f"    static def f{n}_{k}(int x) {{ x * {k} + {n} }}\n" for k in range(118))
+        (package / f"F{n % per_package}.groovy").write_text(f"package m{n // per_package}\n\nclass F{n} {{\n{body}}}\n")
     (root / "py").mkdir(exist_ok=True)
     for n in range(20):
         (root / "py" / f"mod{n}.py").write_text(f"def helper_{n}(x):\n    return x + {n}\n")
@@ -83,7 +83,7 @@ def run(code: Path, tree: Path) -> dict:
 def main() -> None:
     """Build the tree, run both codes alternately, print and optionally write the figures."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--tree", type=Path, default=Path("/work/bench-out/scala-tree"))
+    ap.add_argument("--tree", type=Path, default=Path("/work/bench-out/groovy-tree"))
     ap.add_argument("--files", type=int, default=20_000)
     ap.add_argument("--baseline", type=Path)
     ap.add_argument("--repeat", type=int, default=3)

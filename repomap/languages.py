@@ -54,6 +54,7 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     LanguageSpec("kotlin", "tree_sitter_kotlin", "language", (".kt", ".kts")),
     LanguageSpec("php", "tree_sitter_php", "language_php", (".php",)),
     LanguageSpec("swift", "tree_sitter_swift", "language", (".swift",)),
+    LanguageSpec("scala", "tree_sitter_scala", "language", (".scala",)),
 )
 """Every supported language."""
 
@@ -64,9 +65,9 @@ BY_EXTENSION: dict[str, LanguageSpec] = {ext: spec for spec in LANGUAGES for ext
 EXTENSIONS: frozenset[str] = frozenset(BY_EXTENSION)
 """Every extension with a grammar."""
 TEXT_SOURCE_EXTENSIONS: frozenset[str] = frozenset(
-    ".scala .groovy .m .mm .fs .pl .pm .lua .r .jl .dart .ex .exs .erl .hs .ml .clj .el "
+    ".groovy .m .mm .fs .pl .pm .lua .r .jl .dart .ex .exs .erl .hs .ml .clj .el "
     ".tcl .zig .nim .vue .svelte .cu .cuh .pyx .pxd .pxi .jq .y .yy .l .ll .proto .sql".split())
-"""Source files of languages with no grammar here (Scala, Groovy, Dart, ..., a project's own DSL like jq, a
+"""Source files of languages with no grammar here (Groovy, Dart, Lua, ..., a project's own DSL like jq, a
 parser generator's input): the repo map does not parse them, the offline ranking reads them as text with pattern
 definitions. Shell scripts are left out: in most projects they are tooling."""
 

@@ -25,12 +25,13 @@ __all__ = ("SIGNALS", "Evidence", "Report", "is_code", "is_doc", "is_prose_word"
 
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:\w+_)?(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)(?:_\w+)?/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
-    r"\.(?:test|spec)\.[jt]sx?$|(?:^|/)conftest\.py$|(?:Tests?|Spec)\.(?:java|kt|cs|php|swift)$"
+    r"\.(?:test|spec)\.[jt]sx?$|(?:^|/)conftest\.py$|(?:Tests?|Spec)\.(?:java|kt|cs|php|swift|scala)$|Suite\.scala$"
     r"|(?:^|/)(?:[\w-]+\.)*(?:Unit|Integration|Functional)?Tests?/|(?:^|/)[a-z]+Test/"
 )
 """A test file's path. Beside the lower-case folders and the names most languages use: the capitalised `Tests/` of
 SwiftPM and PHP projects, a .NET test project (`Newtonsoft.Json.Tests/`, `App.UnitTests/`), a Kotlin Multiplatform
-source set (`jvmTest/`, `commonTest/`), PHPUnit's `FooTest.php`, XCTest's `FooTests.swift`."""
+source set (`jvmTest/`, `commonTest/`), PHPUnit's `FooTest.php`, XCTest's `FooTests.swift`, ScalaTest's and
+MUnit's `FooSpec.scala`, `FooSuite.scala`."""
 _DOC_PATH = re.compile(
     r"(?:^|/)(?:docs?|examples?|samples?|benchmarks?|asv_bench|tutorials?|galleries"
     r"|Docs?|Documentation|Examples?|Samples?|Benchmarks?)/"

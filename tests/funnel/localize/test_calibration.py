@@ -79,14 +79,14 @@ def test_the_deeper_ranking_keeps_the_raw_confidence_and_which_pointers_name_the
 
 
 def test_a_prime_suspect_with_no_grammar_takes_the_other_languages_curve_not_pythons():
-    assert prime_language("src/builtin.jq") == TEXT_SOURCE and prime_language("app/Invoice.scala") == TEXT_SOURCE
+    assert prime_language("src/builtin.jq") == TEXT_SOURCE and prime_language("app/Invoice.groovy") == TEXT_SOURCE
     cal = load_calibration()
     assert cal.fit_for(TEXT_SOURCE) == cal.fit_for("go") != cal.fit_for("python")
 
 
-def test_csharp_kotlin_php_and_swift_have_a_grammar_and_take_the_other_languages_curve():
-    languages = [prime_language(p) for p in ("a/B.cs", "a/B.kt", "a/b.php", "a/B.swift")]
-    assert languages == ["csharp", "kotlin", "php", "swift"]
+def test_csharp_kotlin_php_swift_and_scala_have_a_grammar_and_take_the_other_languages_curve():
+    languages = [prime_language(p) for p in ("a/B.cs", "a/B.kt", "a/b.php", "a/B.swift", "a/B.scala")]
+    assert languages == ["csharp", "kotlin", "php", "swift", "scala"]
     cal = load_calibration()
     assert all(cal.fit_for(language) == cal.fit_for("go") for language in languages)
 

@@ -68,8 +68,9 @@ def test_a_minified_bundle_ranks_below_the_code_the_report_is_about(tmp_path):
 @pytest.mark.parametrize("path", ["Src/Newtonsoft.Json.Tests/TestFixtureBase.cs", "src/App.UnitTests/CartTest.cs",
                                   "Tests/AlamofireTests/SessionTests.swift", "Sources/Cache/CacheTests.swift",
                                   "tests/Handler/StreamHandlerTest.php", "src/Unit/ClientTest.php",
-                                  "okhttp/src/jvmTest/kotlin/okhttp3/CacheTest.kt", "core/src/commonTest/kotlin/A.kt"])
-def test_the_test_folders_and_names_of_dotnet_swift_php_and_kotlin_projects_are_tests(path):
+                                  "okhttp/src/jvmTest/kotlin/okhttp3/CacheTest.kt", "core/src/commonTest/kotlin/A.kt",
+                                  "modules/core/src/main/scala/io/circe/JsonSuite.scala", "app/DecoderSpec.scala"])
+def test_the_test_folders_and_names_of_dotnet_swift_php_kotlin_and_scala_projects_are_tests(path):
     assert is_test(path)
 
 

@@ -1,4 +1,4 @@
-"""Source files of languages with no grammar (Scala, a jq library, ...) are ranked by their text, with definitions
+"""Source files of languages with no grammar (Groovy, a jq library, ...) are ranked by their text, with definitions
 found by keyword, in memory and from the persisted index alike, and the offline investigation cites them."""
 
 from __future__ import annotations
@@ -18,63 +18,63 @@ from schemas.enums import Role, StopReason
 from schemas.report import BugReport
 from tests.funnel.localize.test_indexed_corpus import _both, _dump, _write
 
-SCALA_REPO = {
-    "src/main/scala/com/acme/Invoice.scala": (
-        "package com.acme\n\nclass Invoice(val lines: List[Line]) {\n    def total(): Double = {\n"
-        "        var sum = 0.0\n        for (line <- lines) {\n            sum += line.price * line.quantity\n"
-        "        }\n        return sum\n    }\n\n    def averagePrice(): Double = {\n"
-        "        return total() / lines.size\n    }\n}\n"
+GROOVY_REPO = {
+    "src/main/groovy/com/acme/Invoice.groovy": (
+        "package com.acme\n\nclass Invoice {\n    def total() {\n"
+        "        double sum = 0.0\n        for (line in lines) {\n            sum += line.price * line.quantity\n"
+        "        }\n        return sum\n    }\n\n    def averagePrice() {\n"
+        "        return total() / lines.size()\n    }\n\n    List<Line> lines\n}\n"
     ),
-    "src/main/scala/com/acme/Line.scala": "package com.acme\n\ncase class Line(price: Double, quantity: Int)\n",
-    "src/main/scala/com/acme/Report.scala": (
-        "package com.acme\n\nobject Report {\n    def render(invoice: Invoice): String = s\"total ${invoice.total()}\"\n}\n"
+    "src/main/groovy/com/acme/Line.groovy": "package com.acme\n\nclass Line {\n    double price\n    int quantity\n}\n",
+    "src/main/groovy/com/acme/Report.groovy": (
+        "package com.acme\n\nclass Report {\n    static def render(Invoice invoice) { \"total ${invoice.total()}\" }\n}\n"
     ),
     "scripts/release.py": "def release(version):\n    return version\n",
 }
-SCALA_REPORT = """averagePrice returns NaN when an invoice has no lines
+GROOVY_REPORT = """averagePrice returns NaN when an invoice has no lines
 
-Calling new Invoice(Nil).averagePrice() gives NaN instead of 0: the average divides by the number of lines.
+Calling new Invoice(lines: []).averagePrice() gives NaN instead of 0: the average divides by the number of lines.
 """
 
 
 def test_definitions_of_a_language_without_a_grammar_are_found_by_keyword():
-    spans = regex_definitions("src/main/scala/com/acme/Invoice.scala", SCALA_REPO["src/main/scala/com/acme/Invoice.scala"])
+    spans = regex_definitions("src/main/groovy/com/acme/Invoice.groovy", GROOVY_REPO["src/main/groovy/com/acme/Invoice.groovy"])
     assert [(s.qualname, s.kind, s.start_line) for s in spans] == [
         ("Invoice", "class", 3), ("total", "function", 4), ("averagePrice", "function", 12)]
     jq = regex_definitions("src/builtin.jq", "def nth($n): .[$n];\ndef nth($n; f):\n  last(limit($n + 1; f));\n")
     assert [(s.name, s.start_line, s.end_line) for s in jq] == [("nth", 1, 1), ("nth", 2, 4)]
 
 
-def test_a_scala_file_is_ranked_by_its_text_beside_the_mapped_files(tmp_path, monkeypatch):
-    root = _write(tmp_path / "repo", SCALA_REPO)
-    assert [f.path for f in build_repo_map(root).files] == ["scripts/release.py"], "the map parses no Scala"
-    memory, indexed, a, b = _both(root, tmp_path / "cache", SCALA_REPORT, monkeypatch)
-    assert "src/main/scala/com/acme/Invoice.scala" in memory.by_path and "scripts/release.py" in memory.by_path
-    assert a.candidates[0].path == "src/main/scala/com/acme/Invoice.scala"
+def test_a_groovy_file_is_ranked_by_its_text_beside_the_mapped_files(tmp_path, monkeypatch):
+    root = _write(tmp_path / "repo", GROOVY_REPO)
+    assert [f.path for f in build_repo_map(root).files] == ["scripts/release.py"], "the map parses no Groovy"
+    memory, indexed, a, b = _both(root, tmp_path / "cache", GROOVY_REPORT, monkeypatch)
+    assert "src/main/groovy/com/acme/Invoice.groovy" in memory.by_path and "scripts/release.py" in memory.by_path
+    assert a.candidates[0].path == "src/main/groovy/com/acme/Invoice.groovy"
     assert a.candidates[0].symbols[0].span.qualname == "averagePrice"
     assert isinstance(indexed, IndexedCorpus) and _dump(a) == _dump(b)
 
 
 def test_a_changed_text_source_updates_the_index(tmp_path, monkeypatch):
-    root = _write(tmp_path / "repo", SCALA_REPO)
-    _both(root, tmp_path / "cache", SCALA_REPORT, monkeypatch)
-    (root / "src/main/scala/com/acme/Line.scala").write_text(
-        "package com.acme\n\ncase class Line(price: Double, quantity: Int) {\n"
-        "    def averagePrice(): Double = price / quantity\n}\n")
-    _, indexed, _, after = _both(root, tmp_path / "cache", SCALA_REPORT, monkeypatch)
+    root = _write(tmp_path / "repo", GROOVY_REPO)
+    _both(root, tmp_path / "cache", GROOVY_REPORT, monkeypatch)
+    (root / "src/main/groovy/com/acme/Line.groovy").write_text(
+        "package com.acme\n\nclass Line {\n    double price\n    int quantity\n\n"
+        "    def averagePrice() { price / quantity }\n}\n")
+    _, indexed, _, after = _both(root, tmp_path / "cache", GROOVY_REPORT, monkeypatch)
     assert indexed.stats.mode == "patched" and indexed.stats.counted == 1
-    line = next(c for c in after.candidates if c.path == "src/main/scala/com/acme/Line.scala")
+    line = next(c for c in after.candidates if c.path == "src/main/groovy/com/acme/Line.groovy")
     assert "averagePrice" in [s.span.qualname for s in line.symbols]
 
 
-async def test_offline_investigation_of_a_scala_repository_cites_the_dividing_line(tmp_path):
-    root = _write(tmp_path / "repo", SCALA_REPO)
-    title, _, body = SCALA_REPORT.partition("\n")
+async def test_offline_investigation_of_a_groovy_repository_cites_the_dividing_line(tmp_path):
+    root = _write(tmp_path / "repo", GROOVY_REPO)
+    title, _, body = GROOVY_REPORT.partition("\n")
     result = await investigate(BugReport(title=title, body=body), root, explorer=OfflineExplorer())
     diagnosis = result.diagnosis
     assert diagnosis.termination.reason == StopReason.done, diagnosis.termination
     first = diagnosis.affected_files[0]
-    assert (first.path, first.symbol, first.role) == ("src/main/scala/com/acme/Invoice.scala", "averagePrice", Role.cause)
+    assert (first.path, first.symbol, first.role) == ("src/main/groovy/com/acme/Invoice.groovy", "averagePrice", Role.cause)
     assert first.line_start <= 13 <= first.line_end
 
 
@@ -120,14 +120,14 @@ def test_a_text_source_enters_by_its_own_score_without_moving_the_parsed_files(t
         return {c.path: c.parts.get("file", 0.0) for c in ranking.candidates}
 
     before = file_parts()
-    (root / "shop/Orders.scala").write_text("def average(orders: List[Order]) = orders.map(_.total).sum / orders.size\n"
+    (root / "shop/Orders.groovy").write_text("def average(orders) { orders.sum { it.total } / orders.size() }\n"
                                          "// average orders invoice total zero division\n")
     after = file_parts()
-    assert "shop/Orders.scala" in after
+    assert "shop/Orders.groovy" in after
     parsed = sorted(before, key=before.get, reverse=True)
     assert sorted(parsed, key=after.get, reverse=True) == parsed
     ratio = [after[p] / before[p] for p in parsed if before[p]]
-    assert max(ratio) - min(ratio) < 1e-9, "the parsed files' BM25 is scaled, never reordered by the Scala file"
+    assert max(ratio) - min(ratio) < 1e-9, "the parsed files' BM25 is scaled, never reordered by the Groovy file"
 
 
 def _age(root: Path) -> None:
@@ -137,7 +137,7 @@ def _age(root: Path) -> None:
 
 
 def test_an_unchanged_text_source_is_not_read_to_know_it_is_unchanged(tmp_path, monkeypatch):
-    root = _write(tmp_path / "repo", SCALA_REPO)
+    root = _write(tmp_path / "repo", GROOVY_REPO)
     _age(root)
     first = open_indexed(root, build_repo_map(root, cache_dir=tmp_path / "map"), tmp_path / "index")
     assert first.stats.mode == "built"
@@ -146,19 +146,19 @@ def test_an_unchanged_text_source_is_not_read_to_know_it_is_unchanged(tmp_path, 
     monkeypatch.setattr(Gate, "read_bytes", lambda self, rel, **kw: read.append(rel) or original(self, rel, **kw))
     again = open_indexed(root, build_repo_map(root, cache_dir=tmp_path / "map"), tmp_path / "index")
     assert again.stats.mode == "unchanged" and read == []
-    invoice = root / "src/main/scala/com/acme/Invoice.scala"
-    invoice.write_text(SCALA_REPO["src/main/scala/com/acme/Invoice.scala"].replace("lines.size", "maxOf(lines.size, 1)"))
+    invoice = root / "src/main/groovy/com/acme/Invoice.groovy"
+    invoice.write_text(GROOVY_REPO["src/main/groovy/com/acme/Invoice.groovy"].replace("lines.size", "maxOf(lines.size, 1)"))
     edited = open_indexed(root, build_repo_map(root, cache_dir=tmp_path / "map"), tmp_path / "index")
     assert edited.stats.mode == "patched" and edited.stats.counted == 1  # just written: read, not trusted by stat
 
 
 def test_the_map_lists_text_sources_by_its_own_walk_and_ignore_rules(tmp_path):
-    root = _write(tmp_path / "repo", SCALA_REPO | {"build/Generated.scala": "class Generated\n", ".gitignore": "build/\n"})
+    root = _write(tmp_path / "repo", GROOVY_REPO | {"build/Generated.groovy": "class Generated\n", ".gitignore": "build/\n"})
     _age(root)
     cache = tmp_path / "cache"
     cold = build_repo_map(root, cache_dir=cache)
     warm = build_repo_map(root, cache_dir=cache)
-    expected = sorted(p for p in SCALA_REPO if p.endswith(".scala"))
+    expected = sorted(p for p in GROOVY_REPO if p.endswith(".groovy"))
     assert [f.path for f in cold.text_sources] == [f.path for f in warm.text_sources] == expected
     assert warm.stats.walk == "snapshot" and [f.path for f in warm.files] == ["scripts/release.py"]
-    assert all(f.size == len(SCALA_REPO[f.path].encode()) for f in warm.text_sources)
+    assert all(f.size == len(GROOVY_REPO[f.path].encode()) for f in warm.text_sources)

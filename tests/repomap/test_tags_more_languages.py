@@ -1,5 +1,5 @@
-"""C#, Kotlin, PHP and Swift are parsed by their tree-sitter grammars: definitions with qualified names and kinds,
-and references of every kind, as the other languages have."""
+"""C#, Kotlin, PHP, Swift and Scala are parsed by their tree-sitter grammars: definitions with qualified names and
+kinds, and references of every kind, as the other languages have."""
 
 from __future__ import annotations
 
@@ -102,6 +102,30 @@ extension Money {
     func twice() -> Int { cents * 2 }
 }
 """
+SCALA = b"""package shop.pricing
+
+import scala.math.max
+
+trait Pricer {
+  def apply(cents: Int): Int
+}
+
+object Registry {
+  def get(): Int = 1
+}
+
+class Discount(val percent: Int) extends Base with Pricer {
+  val label: String = "x"
+
+  def apply(cents: Int): Int = {
+    val b = new Builder()
+    Helper.log(cents)
+    compute(cents)
+  }
+
+  @deprecated private def compute(c: Int) = c / 10
+}
+"""
 
 EXPECTED = {
     "csharp": (CSHARP, [("IPricer", "interface", 3), ("IPricer.Apply", "method", 3), ("Point", "class", 4),
@@ -120,6 +144,9 @@ EXPECTED = {
                       ("Money.cents", "constant", 8), ("Discount", "class", 11), ("Discount.percent", "constant", 12),
                       ("Discount.init", "method", 14), ("Discount.apply", "method", 18),
                       ("Discount.compute", "method", 24), ("Money.twice", "method", 31)]),
+    "scala": (SCALA, [("Pricer", "trait", 5), ("Pricer.apply", "method", 6), ("Registry", "class", 9),
+                      ("Registry.get", "method", 10), ("Discount", "class", 13), ("Discount.label", "constant", 14),
+                      ("Discount.apply", "method", 16), ("Discount.compute", "method", 22)]),
 }  # fmt: skip
 
 
@@ -139,20 +166,24 @@ def test_definitions_have_qualified_names_and_kinds(language):
              ("compute", "call")}),
     ("swift", {("Foundation", "import"), ("Base", "base"), ("Pricer", "base"), ("Builder", "call"), ("log", "call"),
                ("compute", "call"), ("discardableResult", "decorator"), ("Int", "annotation")}),
+    ("scala", {("Base", "base"), ("Pricer", "base"), ("Builder", "call"), ("log", "call"), ("compute", "call"),
+               ("deprecated", "decorator"), ("String", "annotation")}),
 ])  # fmt: skip
 def test_references_of_every_kind_are_extracted(language, expected):
     tags = extract_tags(EXPECTED[language][0], language)
     assert expected <= {(r.name, r.kind.value) for r in tags.references("x")}
 
 
-def test_the_map_shows_csharp_kotlin_php_and_swift_files_with_their_definitions(tmp_path):
+def test_the_map_shows_csharp_kotlin_php_swift_and_scala_files_with_their_definitions(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()
     for name, (source, _) in {"Discount.cs": EXPECTED["csharp"], "Discount.kt": EXPECTED["kotlin"],
-                              "discount.php": EXPECTED["php"], "Discount.swift": EXPECTED["swift"]}.items():
+                              "discount.php": EXPECTED["php"], "Discount.swift": EXPECTED["swift"],
+                              "Discount.scala": EXPECTED["scala"]}.items():
         (root / name).write_bytes(source)
     repo_map = build_repo_map(root, cache_dir=tmp_path / "cache", token_budget=4000)
-    assert sorted(f.path for f in repo_map.files) == ["Discount.cs", "Discount.kt", "Discount.swift", "discount.php"]
+    assert sorted(f.path for f in repo_map.files) == ["Discount.cs", "Discount.kt", "Discount.scala", "Discount.swift",
+                                                      "discount.php"]
     assert "public int Apply(int cents)" in repo_map.text and "fun Int.twice(): Int" in repo_map.text
     assert "private static function compute($c)" in repo_map.text and "func twice() -> Int" in repo_map.text
 

@@ -1,0 +1,12 @@
+; References: @ref.<kind> on the referenced name.
+(call_expression function: (identifier) @ref.call)
+(call_expression function: (field_expression field: (identifier) @ref.call.member))
+(instance_expression (type_identifier) @ref.call)
+(instance_expression (generic_type type: (type_identifier) @ref.call))
+(extends_clause (type_identifier) @ref.base)
+(extends_clause (generic_type type: (type_identifier) @ref.base))
+(annotation name: (type_identifier) @ref.decorator)
+(parameter type: (type_identifier) @ref.annotation)
+(class_parameter type: (type_identifier) @ref.annotation)
+(function_definition return_type: (type_identifier) @ref.annotation)
+(val_definition type: (type_identifier) @ref.annotation)
