@@ -54,10 +54,11 @@ _LINK = re.compile(r"\[([^\]\n]*)\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
 
 
 _CODE_URL = re.compile(
-    r"https?://[^\s/]+/[^\s#?]*?/(?:blob|blame|src)/[^\s/#?]+/(?P<path>[^\s#?)\]>\"'`]+)(?:\?[^\s#)\]>\"'`]*)?"
+    r"https?://[^\s/]+/[^\s#?]{0,300}?/(?:blob|blame|src)/[^\s/#?]+/(?P<path>[^\s#?)\]>\"'`]+)(?:\?[^\s#)\]>\"'`]*)?"
     r"(?:#(?:L|lines-)(?P<start>\d+)(?:C\d+)?(?:[-:]L?(?P<end>\d+))?)?")
 """A code host's address of a file in the repository (GitHub, GitLab's `/-/blob/`, Bitbucket's `/src/`, Gitea), with
-its line anchor when written; the revision is taken as one path segment (a commit, `main`)."""
+its line anchor when written; the revision is taken as one path segment (a commit, `main`). The part before
+`/blob/` is bounded, so that a long run of addresses is read in linear time."""
 
 
 def _repo_path(m: re.Match[str]) -> str:
