@@ -34,7 +34,8 @@ DEFAULT_REPOS = [
 SOURCE_EXTENSIONS = frozenset({".go", ".rs", ".java", ".kt", ".js", ".mjs", ".cjs", ".ts", ".c", ".h", ".cc", ".cpp", ".cs",
                                ".php", ".swift", ".scala"})
 TEST_DIRS = frozenset({"test", "tests", "testing", "testdata", "spec", "specs", "__tests__", "__mocks__"})
-TEST_FILE = re.compile(r"^(test_.*|Test[A-Z].*|.*_tests?\.[A-Za-z]+|.*(Tests?|Spec|Suite)\.(java|kt|cs|php|swift|scala)|.*\.(test|spec)\.[A-Za-z]+)$")
+TEST_FILE = re.compile(r"^(test_.*|Test[A-Z].*|.*_tests?\.[A-Za-z]+|.*(Tests?|Spec|Suite)\.(java|kt|cs|php|swift|scala)"
+                       r"|.*\.(test|spec)\.[A-Za-z]+)$")
 FIX_WORD = re.compile(
     r"\b(fix|fixes|fixed|fixing|bugfix|bug|bugs|crash|crashes|panic|panics|wrong|incorrect|regression|segfault|leak|leaks)\b",
     re.IGNORECASE,

@@ -251,9 +251,9 @@ def denied_files(root: Path | str, rules: DenyRules, *, skip: frozenset[str] = f
 
 def read_regular(path: str | Path, *, rel: str, max_bytes: int | None = None, head: int | None = None,
                  follow: bool = False) -> bytes:
-    """The bytes of a regular file (at most its first `head` bytes; UTF-8 for a UTF-16 file), opened without blocking (a FIFO never hangs the
-    reader) and, unless `follow`, without following a symlink as the last component. Raises `Refused`
-    (`not_regular`; `unreadable`, also for a file over `max_bytes`)."""
+    """The bytes of a regular file (at most its first `head` bytes; UTF-8 for a UTF-16 file), opened without
+    blocking (a FIFO never hangs the reader) and, unless `follow`, without following a symlink as the last
+    component. Raises `Refused` (`not_regular`; `unreadable`, also for a file over `max_bytes`)."""
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
         fd = os.open(path, flags)

@@ -147,7 +147,8 @@ def test_an_unchanged_text_source_is_not_read_to_know_it_is_unchanged(tmp_path, 
     again = open_indexed(root, build_repo_map(root, cache_dir=tmp_path / "map"), tmp_path / "index")
     assert again.stats.mode == "unchanged" and read == []
     invoice = root / "src/main/groovy/com/acme/Invoice.groovy"
-    invoice.write_text(GROOVY_REPO["src/main/groovy/com/acme/Invoice.groovy"].replace("lines.size", "maxOf(lines.size, 1)"))
+    guarded = GROOVY_REPO["src/main/groovy/com/acme/Invoice.groovy"].replace("lines.size()", "Math.max(lines.size(), 1)")
+    invoice.write_text(guarded)
     edited = open_indexed(root, build_repo_map(root, cache_dir=tmp_path / "map"), tmp_path / "index")
     assert edited.stats.mode == "patched" and edited.stats.counted == 1  # just written: read, not trusted by stat
 
