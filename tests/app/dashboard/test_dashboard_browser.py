@@ -246,11 +246,13 @@ def test_report_to_diagnosis_timeline_and_feedback_in_the_browser(browser, offli
             shot(page, "05-feedback-saved")
 
         page.get_by_role("link", name="Stats").click()
+        page.wait_for_selector("svg.chart")  # a click does not wait for the page it opens; a loaded machine showed it
         assert page.locator("svg.chart").count() == 4
         shot(page, "06-stats", full_page=True)
 
         page.get_by_role("link", name="Investigations").first.click()
         row = page.locator(f'tr[data-id="{investigation_id}"]')
+        row.wait_for()
         assert row.is_visible() and status in row.inner_text()
         assert_only_local_requests(page, service)
         assert not page.console_errors, page.console_errors
