@@ -65,7 +65,7 @@ def key_named(c: dict[str, str], named: str, enclosing: str) -> dict[str, str] |
     return {}
 
 
-_NEVER_NONE = frozenset({"self", "cls", "this", "super", "super()"})
+_NEVER_NONE = frozenset({"self", "cls", "this", "$this", "super", "super()"})
 """Receivers that are never `None`, null or undefined where they are read."""
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ("ErrorKind", "Shape", "KINDS", "PY", "JS", "JAVA", "GO", "RUST", "C", "RUBY")
+__all__ = ("ErrorKind", "Shape", "KINDS", "PY", "JS", "JAVA", "GO", "RUST", "C", "RUBY", "CSHARP", "KOTLIN", "PHP",
+           "SWIFT")
 
 PY = ("python",)
 JS = ("javascript", "typescript", "tsx")
@@ -22,6 +23,10 @@ GO = ("go",)
 RUST = ("rust",)
 C = ("c", "cpp")
 RUBY = ("ruby",)
+CSHARP = ("csharp",)
+KOTLIN = ("kotlin",)
+PHP = ("php",)
+SWIFT = ("swift",)
 
 
 @dataclass(frozen=True)
@@ -183,7 +188,11 @@ KINDS: tuple[ErrorKind, ...] = (
                      check="attribute_named", weight=1.5,
                      mechanism="`{object}.{name}` at {line} dereferences `{object}`, which can be null here",
                      change="check `{object}` for null before `.{name}` at {line}",
-                     suggestion="if ({object} != null) {{ ... }}"),)),
+                     suggestion="if ({object} != null) {{ ... }}"),
+               Shape(KOTLIN, "(unary_expression argument: (_) @object operator: \"!!\") @hit", weight=2.0,
+                     mechanism="`{object}!!` at {line} throws when `{object}` is null",
+                     change="handle `{object}` being null at {line} (`?.`, `?:` or a check) instead of `!!`",
+                     suggestion="{object}?."))),
     ErrorKind("java.class_cast", "ClassCastException", r"ClassCastException|cannot be cast to",
               (Shape(JAVA, "(cast_expression type: (_) @name value: (_) @object) @hit", weight=2.0,
                      mechanism="`{object}` is cast to `{name}` at {line} without checking its runtime type",
@@ -239,6 +248,46 @@ KINDS: tuple[ErrorKind, ...] = (
                Shape(C, "(subscript_expression argument: (_) @object) @hit", weight=1.0,
                      mechanism="`{object}[...]` at {line} is not bounds-checked",
                      change="check the index against the buffer's length at {line}"))),
+    ErrorKind("csharp.null_reference", "NullReferenceException",
+              r"NullReferenceException|Object reference not set to an instance of an object",
+              (Shape(CSHARP, "(member_access_expression expression: (_) @object name: (identifier) @name) @hit",
+                     check="attribute_named", weight=1.5,
+                     mechanism="`{object}.{name}` at {line} dereferences `{object}`, which can be null here",
+                     change="check `{object}` for null before `.{name}` at {line} (`?.` or a guard)",
+                     suggestion="{object}?.{name}"),)),
+    ErrorKind("csharp.index_range", "IndexOutOfRangeException",
+              r"IndexOutOfRangeException|ArgumentOutOfRangeException|Index was outside the bounds of the array",
+              (Shape(CSHARP, "(element_access_expression expression: (_) @object) @hit", weight=1.2,
+                     mechanism="`{object}[...]` at {line} is read without checking its length",
+                     change="check the index against `{object}`'s length at {line}"),)),
+    ErrorKind("csharp.invalid_cast", "InvalidCastException", r"InvalidCastException|Unable to cast object of type",
+              (Shape(CSHARP, "(cast_expression type: (_) @name value: (_) @object) @hit", weight=2.0,
+                     mechanism="`{object}` is cast to `{name}` at {line} without checking its runtime type",
+                     change="test the type with `is` (or use `as` and check for null) before the cast at {line}",
+                     suggestion="if ({object} is {name} value) {{ ... }}"),)),
+    ErrorKind("swift.force_unwrap", "force unwrap of nil",
+              r"Unexpectedly found nil while (?:implicitly )?unwrapping an Optional value",
+              (Shape(SWIFT, "(postfix_expression target: (_) @object operation: (bang)) @hit", weight=2.0,
+                     mechanism="`{object}!` at {line} force-unwraps an Optional that is nil here",
+                     change="unwrap `{object}` with `guard let` / `if let` or give it a default with `??` at {line}",
+                     suggestion="guard let value = {object} else {{ return }}"),)),
+    ErrorKind("swift.index_range", "Index out of range", r"Fatal error: Index out of range|Index out of range",
+              (Shape(SWIFT, "(call_expression (_) @object (call_suffix (value_arguments \"[\"))) @hit", weight=1.2,
+                     mechanism="`{object}[...]` at {line} is read without checking its count",
+                     change="check the index against `{object}.indices` at {line}"),)),
+    ErrorKind("php.null_method", "a member of null",
+              r"(?:Call to a member function |Attempt to read property \")(?P<name>\w+)(?:\(\)|\") on null",
+              (Shape(PHP, "[(member_call_expression object: (_) @object name: (name) @name) "
+                          "(member_access_expression object: (_) @object name: (name) @name)] @hit",
+                     check="attribute_named", weight=1.5,
+                     mechanism="`{object}->{name}` at {line} is used on a value that can be null",
+                     change="handle `{object}` being null at {line} (`?->` or a guard)",
+                     suggestion="{object}?->{name}"),)),
+    ErrorKind("php.undefined_key", "Undefined array key", r"Undefined (?:array key|index|offset)",
+              (Shape(PHP, "(subscript_expression (_) @object) @hit", weight=1.2,
+                     mechanism="`{object}[...]` at {line} reads a key that can be missing",
+                     change="check the key with `isset()` / `array_key_exists()` or use `??` at {line}",
+                     suggestion="{object}[...] ?? null"),)),
     ErrorKind("ruby.nil_method", "NoMethodError on nil",
               r"undefined method [`'](?P<name>\w+)' for nil|NoMethodError",
               (Shape(RUBY, "(call receiver: (_) @object method: (identifier) @name) @hit", check="attribute_named",

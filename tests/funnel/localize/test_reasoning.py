@@ -68,6 +68,22 @@ CASES = [
     ("c", "src/list.c",
      "int head(struct list *l) {\n    int x = 0;\n    return l->first->value + x;\n}\n",
      "Segmentation fault (core dumped) when the list is empty", 3, "c.segfault", ""),
+    ("kotlin", "src/Cart.kt", "class Cart {\n  fun total(): Int {\n    val n = 0\n    return items!!.size + n\n  }\n}\n",
+     "Exception in thread \"main\" java.lang.NullPointerException", 4, "java.npe", "items?."),
+    ("csharp", "src/Cart.cs", "class Cart {\n  int Total(Order order) {\n    int n = 0;\n    return order.Items.Count + n;\n  }\n}\n",
+     "System.NullReferenceException: Object reference not set to an instance of an object.", 4,
+     "csharp.null_reference", "order?.Items"),
+    ("csharp", "src/Cart.cs", "class Cart {\n  int Total(object o) {\n    int n = 0;\n    return ((Order)o).Count + n;\n  }\n}\n",
+     "System.InvalidCastException: Unable to cast object of type 'Item' to type 'Order'.", 4, "csharp.invalid_cast",
+     "o is Order"),
+    ("swift", "Sources/Cart.swift", "struct Cart {\n  func total() -> Int {\n    let n = 0\n    return items!.count + n\n  }\n}\n",
+     "Fatal error: Unexpectedly found nil while unwrapping an Optional value", 4, "swift.force_unwrap", "guard let"),
+    ("swift", "Sources/Cart.swift", "struct Cart {\n  func first() -> Int {\n    let n = 0\n    return items[0] + n\n  }\n}\n",
+     "Fatal error: Index out of range", 4, "swift.index_range", ""),
+    ("php", "src/Cart.php", "<?php\nclass Cart {\n  function total($order) {\n    $n = 0;\n    return $this->tax() + $order->items() + $n;\n  }\n}\n",
+     "PHP Fatal error: Uncaught Error: Call to a member function items() on null", 5, "php.null_method", "$order?->items"),
+    ("php", "src/Cart.php", "<?php\nfunction first($items) {\n  $n = 0;\n  return $items['first'] + $n;\n}\n",
+     "Warning: Undefined array key \"first\"", 4, "php.undefined_key", "??"),
 ]
 
 
