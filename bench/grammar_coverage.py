@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/grammar_coverage.py GIT_DIR_OR_TREE [GIT_DIR_OR_TREE ...] [--json OUT]
 
-For each tree (a directory, or a git directory read at its HEAD into a temporary directory), per language with a
+For each tree (a directory, or a git directory read at its HEAD into a temporary directory by the eval's own
+`TreeCache`, which leaves out a blob a partial snapshot lacks and keeps the rest), per language with a
 grammar among its files: how many files parse with no error node, and how many definitions (and of them functions
 and methods) the grammar's tags find, against the definitions the keyword/brace pattern reader finds in the same
 files (`funnel.localize.corpus.regex_definitions`, what the ranking used for a language with no grammar). A file
@@ -12,18 +13,16 @@ with syntax errors still yields what parses.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
-import subprocess
 import sys
-import tarfile
 import tempfile
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from app.evaluation.trees import TreeCache  # noqa: E402
 from funnel.localize.corpus import regex_definitions  # noqa: E402
 from repomap.encoding import to_utf8  # noqa: E402
 from repomap.languages import grammar, language_for  # noqa: E402
@@ -34,19 +33,6 @@ _CALLABLE = frozenset({"function", "method"})
 
 def _files(tree: Path) -> list[Path]:
     return [Path(d) / f for d, _, names in os.walk(tree) if "/.git" not in d for f in names]
-
-
-def _git_tree(git_dir: str, into: Path) -> Path:
-    """HEAD of `git_dir` written into `into`; a snapshot that lacks a blob ends the archive there (git stops), and
-    the files before it are kept."""
-    archive = subprocess.run(["git", "--git-dir", git_dir, "archive", "HEAD"], capture_output=True, check=False)
-    try:
-        with tarfile.open(fileobj=io.BytesIO(archive.stdout), mode="r|") as tar:
-            for member in tar:
-                tar.extract(member, into, filter="data")
-    except tarfile.TarError:
-        pass
-    return into
 
 
 def coverage(tree: Path) -> dict[str, dict[str, float | int]]:
@@ -75,10 +61,11 @@ def main() -> None:
     args = ap.parse_args()
     out: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="grammar-coverage-") as scratch:
+        trees = TreeCache(Path(scratch), read_only=False)
         for n, given in enumerate(args.trees):
             tree = Path(given)
             if not (tree / ".git").exists() and (tree / "HEAD").is_file():
-                tree = _git_tree(given, Path(scratch) / str(n))
+                tree = trees.materialize(f"tree/{n}", tree, "HEAD").path
             out[given] = coverage(tree)
     print("| tree | language | files | parsed with no error | definitions, grammar (functions and methods) | "
           "definitions, pattern reader |")
