@@ -11,17 +11,23 @@ import io
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ("looks_binary", "open_utf8", "to_utf8", "utf16")
+__all__ = ("byte_order_mark", "looks_binary", "open_utf8", "to_utf8", "utf16")
 
-_UTF16 = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+_MARKS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
+          (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+"""Byte-order marks and the codecs they name, UTF-32's first: its little-endian mark begins with UTF-16's."""
+
+
+def byte_order_mark(head: bytes) -> tuple[bytes, str] | None:
+    """The byte-order mark `head` begins with and the codec it names, or None."""
+    return next(((mark, codec) for mark, codec in _MARKS if head.startswith(mark)), None)
 
 
 def utf16(head: bytes) -> str | None:
-    """The codec of a file whose first bytes are `head` when they are UTF-16's byte-order mark, else None (UTF-32's
-    little-endian mark begins with UTF-16's and stays None)."""
-    if head.startswith(codecs.BOM_UTF32_LE):
-        return None
-    return next((codec for bom, codec in _UTF16 if head.startswith(bom)), None)
+    """The codec of a file whose first bytes are `head` when they are UTF-16's byte-order mark, else None (a UTF-32
+    file's stays None)."""
+    found = byte_order_mark(head)
+    return found[1] if found is not None and found[1].startswith("utf-16") else None
 
 
 def to_utf8(data: bytes) -> bytes:

@@ -7,7 +7,6 @@ Exit codes of `replay`: 0 when no outcome changed, 1 when any did, 2 on bad inpu
 
 from __future__ import annotations
 
-import codecs
 import json
 import signal
 import sys
@@ -26,16 +25,15 @@ class OutputFormat(StrEnum):
     sarif = "sarif"
 
 
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
-         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-
-
 def decode_report(data: bytes) -> str:
     """A report file's text: in the encoding its byte-order mark names (UTF-16 from Windows PowerShell's `>`, UTF-8
     with a BOM from Notepad), else UTF-8, else Windows-1252 (a legacy Windows editor's file); the mark left out."""
-    for bom, encoding in _BOMS:  # UTF-32 LE first: its mark begins with UTF-16 LE's
-        if data.startswith(bom):
-            return data.decode(encoding, errors="replace")
+    # lazy: importing `repomap` loads the map's modules, which every other command would pay for
+    from repomap.encoding import byte_order_mark
+
+    if found := byte_order_mark(data):
+        mark, codec = found
+        return data[len(mark) :].decode(codec, errors="replace")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -80,6 +80,7 @@ def test_bad_input_is_a_clear_error_not_a_traceback(tmp_path):
 def test_a_report_file_is_read_in_the_encoding_its_byte_order_mark_names_or_utf8_or_windows_1252(tmp_path):
     payload = json.dumps({"title": "apply_discount wrong", "body": "apply_discount(1000, 10) gives 0"})
     files = {"bom.json": b"\xef\xbb\xbf" + payload.encode(), "ps.txt": REPORT_TEXT.encode("utf-16"),
+             "utf32.txt": REPORT_TEXT.encode("utf-32"),
              "legacy.txt": REPORT_TEXT.replace("wrong", "wr\u00f6ng").encode("cp1252")}  # fmt: skip
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
