@@ -17,10 +17,12 @@ LANGS = {
 # quadratic on long lines.
 _TOKEN = re.compile(r"(?<![\w\u0300-\u036f.@+~/-])[\w\u0300-\u036f.@+~/-]+")
 """A path-like token; combining accents count as letters (a name committed from macOS is often decomposed)."""
+RANGE_TO = r"(?:-|–|—|to|through|thru|\.\.)"
+"""What stands between the two numbers of a line range written in words: a dash, `to`, `through`, `thru`, `..`."""
 _SUFFIXES = (
     re.compile(r"#L(\d+)(?:C\d+)?(?:-L?(\d+))?"),
     re.compile(r":L?(\d+)(?::\d+)?(?:\s*(?:-|–|—)\s*L?(\d+))?"),
-    re.compile(r"\s*(?:,|\(|:)?\s*(?:lines?|ll?\.|L)\s*~?\s*(\d+)(?:\s*(?:-|–|—|to|through|thru|\.\.|:)\s*L?(\d+))?", re.I),
+    re.compile(r"\s*(?:,|\(|:)?\s*(?:lines?|ll?\.|L)\s*~?\s*(\d+)(?:\s*(?:" + RANGE_TO + r"|:)\s*L?(\d+))?", re.I),
     re.compile(r"\((\d+)(?:,\s*\d+)?\)"),
 )
 _PAREN = _SUFFIXES[3]

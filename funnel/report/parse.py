@@ -28,7 +28,7 @@ from funnel.report._markdown import (
     table_rows,
 )
 from funnel.report._layout import setext_to_atx, unwrap_fence
-from funnel.report._locations import all_locations, parse_location, ticked_location
+from funnel.report._locations import RANGE_TO, all_locations, parse_location, ticked_location
 from funnel.report.template import (
     ESCAPED_MARKER,
     DraftAffectedFile,
@@ -43,7 +43,7 @@ __all__ = ("parse_report",)
 
 
 _LINES_WORD = re.compile(
-    r"(?:\b[Ll]ines?\b\s*[:=]?|\bL(?=\d))\s*`?(?:~\s*)?L?(\d+)`?(?:\s*(?:-|–|—|to|through|thru|\.\.)\s*`?L?(\d+)`?)?")
+    r"(?:\b[Ll]ines?\b\s*[:=]?|\bL(?=\d))\s*`?(?:~\s*)?L?(\d+)`?(?:\s*" + RANGE_TO + r"\s*`?L?(\d+)`?)?")
 """A line range named in words anywhere in an item's head: `lines 12-15`, `Lines: 3–4`, `` lines `3-4` ``,
 `L3–L4`, `lines 3 through 4`, `line ~12`."""
 _BARE_RANGE = re.compile(r"\s*(?:`|\*\*)?\s*(?:—|–|-|,)?\s*\((\d+)\s*(?:-|–|—)\s*(\d+)\)")
