@@ -341,7 +341,7 @@ _BRACE_DEF = re.compile(
 
 REGEX_SPANS = "regex-v2"
 """What keys the cached counts of a file whose definitions are found by pattern: bump it when `regex_definitions`
-changes (v2: C#'s keyless methods)."""
+changes (v2: methods that take no keyword, `_KEYLESS_METHODS`)."""
 _KEYLESS_METHODS = frozenset(".dart .cu .cuh .groovy".split())
 """Languages with no grammar here whose methods take no keyword (`int total(...) {`): their definitions are found by
 keyword and by braces both."""
