@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import time
@@ -144,6 +145,11 @@ async def test_an_investigation_brings_the_trees_under_their_cap(base_settings, 
         await register(svc, "acme/tiny", path)
         inv = (await svc.client.post("/api/reports", json=REPORT)).json()["id"]
         await svc.wait_status(inv, ("done",))
+        # the runner enforces the caps just after it stores the run as done: wait for that step (up to 5 s)
+        for _ in range(100):
+            if not old.exists():
+                break
+            await asyncio.sleep(0.05)
         assert not old.exists()
         assert [t.path.name for t in cached_trees(svc.settings)] == [f"{commits['head']}-exact"]
 
