@@ -15,13 +15,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from funnel.localize.candidates import RankConfig
-from funnel.localize.corpus import Corpus, FileDoc
+from funnel.localize.corpus import Corpus, FileDoc, SymbolSpan
 from funnel.localize.evidence import literal_keys
-from repomap.focus import Focus, PathMatcher, innermost_first, module_candidates, resolve_frames
+from repomap.focus import Focus, Frame, PathMatcher, innermost_first, module_candidates, resolve_frames
 from repomap.pointers import fold
 
-__all__ = ("SIGNALS", "Evidence", "Report", "is_code", "is_doc", "is_prose_word", "is_test", "is_test_definition", "is_tooling",
-           "path_factor")
+__all__ = ("SIGNALS", "Evidence", "Report", "frame_line", "is_code", "is_doc", "is_prose_word", "is_test",
+           "is_test_definition", "is_tooling", "path_factor")
 
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:\w+_)?(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)(?:_\w+)?/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
@@ -182,7 +182,21 @@ def frames(ev: Evidence, report: Report, weight: float, config: RankConfig) -> N
         value = weight if depth == 0 else weight * config.frame_decay / depth
         ev.bump(i, "frame", value, f"stack frame {frame.path}:{frame.line}" + (f" in {frame.function}" if frame.function else ""))
         if frame.line:
-            ev.point_at(i, frame.line, value, f"stack frame line {frame.line}")
+            line = frame_line(ev.docs[i].symbols, frame)
+            why = f"stack frame line {frame.line}" if line == frame.line else f"stack frame in {frame.function}"
+            ev.point_at(i, line, value, why)
+
+
+def frame_line(symbols: list[SymbolSpan], frame: Frame) -> int:
+    """The line of a file a stack frame points at: its printed line, or the first line of the definition its function
+    names when that line lies in no definition of the name (the reporter ran another version of the file, where the
+    code sat elsewhere). Among several definitions of the name, the one nearest the printed line."""
+    name = re.split(r"[.:]", frame.function)[-1] if frame.function else ""
+    named = [s for s in symbols if s.name == name] if name else []
+    line = frame.line or 0
+    if not named or any(s.start_line <= line <= s.end_line for s in named):
+        return line
+    return min(named, key=lambda s: (min(abs(s.start_line - line), abs(s.end_line - line)), s.start_line)).start_line
 
 
 def paths(ev: Evidence, report: Report, weight: float, config: RankConfig) -> None:

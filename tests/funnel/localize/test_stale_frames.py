@@ -1,0 +1,61 @@
+"""A stack frame printed by another version of the file: its function's name outweighs its line number."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from funnel.localize.corpus import SymbolSpan
+from funnel.localize.rank import rank_report
+from funnel.localize.signals import frame_line
+from repomap.focus import Frame
+
+SYMBOLS = [
+    SymbolSpan("number_free", "number_free", "function", 1, 8),
+    SymbolSpan("implode", "implode", "function", 20, 40),
+    SymbolSpan("poll", "A.poll", "method", 50, 60),
+    SymbolSpan("poll", "B.poll", "method", 90, 99),
+]
+
+JV_C = (
+    "#include <assert.h>\n#include \"jv.h\"\n\n"
+    "static void number_free(jv j) {\n  if (j.refcnt) {\n    free(j.ptr);\n  }\n}\n\n"
+    "jv string_implode(jv j) {\n  int len = jv_array_length(j);\n  for (int i = 0; i < len; i++) {\n"
+    "    jv n = jv_array_get(j, i);\n    assert(jv_get_kind(n) == JV_KIND_NUMBER);\n    append(n);\n  }\n"
+    "  return j;\n}\n"
+)
+REPORT = """Core dumped on implode
+
+```
+jq: jv.c:6: string_implode: Assertion `jv_get_kind(n) == JV_KIND_NUMBER' failed.
+#4  0x00007ffff7babe46 in string_implode (j=...) at jv.c:6
+#5  0x00007ffff7ba73dd in f_string_implode (jq=<optimized out>, a=...) at builtin.c:3
+```
+"""
+
+
+def test_a_frame_line_outside_its_named_function_points_at_that_function():
+    assert frame_line(SYMBOLS, Frame("jv.c", 3, "implode", "native")) == 20
+
+
+def test_a_frame_line_inside_its_named_function_or_naming_nothing_known_stays():
+    assert frame_line(SYMBOLS, Frame("jv.c", 25, "implode", "native")) == 25
+    assert frame_line(SYMBOLS, Frame("jv.c", 3, "missing", "native")) == 3
+    assert frame_line(SYMBOLS, Frame("jv.c", 3, None, "native")) == 3
+    assert frame_line(SYMBOLS, Frame("jv.c", 3, "<module>", "python")) == 3
+
+
+def test_a_stale_frame_among_same_named_definitions_points_at_the_nearest():
+    assert frame_line(SYMBOLS, Frame("a.rs", 85, "tokio::io::B::poll", "rust")) == 90
+    assert frame_line(SYMBOLS, Frame("a.rs", 45, "A::poll", "rust")) == 50
+
+
+def test_the_function_a_stale_backtrace_names_is_the_prime_definition(tmp_path: Path):
+    for rel, text in {"src/jv.c": JV_C, "src/builtin.c": "void f_string_implode(jq_state *jq, jv a) {\n  g(a);\n}\n",
+                      "src/jv.h": "typedef struct jv jv;\n"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    ranking, _ = rank_report(REPORT, tmp_path, None, cache_dir=tmp_path / ".cache")
+    top = ranking.candidates[0]
+    assert top.path == "src/jv.c"
+    assert top.symbols[0].span.name == "string_implode"
+    assert top.lines == [top.symbols[0].span.start_line]
