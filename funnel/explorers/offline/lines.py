@@ -7,12 +7,15 @@ reordered (the definition holding the selected line first) and its first range n
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
+from funnel.localize.candidates import report_title
 from funnel.localize.corpus import tokenize
 from funnel.localize.reasoning import Finding, named_items, reason
+from funnel.localize.signals import is_prose_word
 from repomap.focus import Focus
 from repomap.pointers import fold
 from schemas.enums import Role
@@ -165,6 +168,13 @@ def pointer(focus: Focus, path: str, line: int, code: str) -> Literal["link", "p
     return "quote" if folded in focus.quoted_code else None
 
 
+def _titled(report: str, symbol: str) -> bool:
+    """Whether the report's title writes a definition's own name, one no plain English word could be
+    (`is_valid_path`, `setStreamReadConstraints`; not `grid`)."""
+    name = symbol.rpartition(".")[2]
+    return not is_prose_word(name) and name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", report_title(report))
+
+
 def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[str, float], texts: dict[str, str],
                  config: WriterConfig) -> list[Citation]:
     """The citations with the prime suspect's first range on the line the reasoning selected (or, when no rule
@@ -182,11 +192,14 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
         lo, hi = window(linked[0], spans[0][0], spans[0][1], config.first_range_lines)
         findings = [f for f in findings if f.symbol == spans[0][2] and lo <= f.line <= hi]
     out = list(cites)
-    if findings:
-        best = findings[0]
+    best = findings[0] if findings else None
+    if best is not None:
         in_first = [f for f in findings if f.symbol == spans[0][2] and spans[0][0] <= f.line <= spans[0][1]]
-        if best.rule == "behaviour" and prime[0] == 0 and in_first and in_first[0].score >= config.stay_in_first * best.score:
-            best = in_first[0]  # a named value is weaker evidence than the ranking's choice of definition
+        titled = _titled(report, spans[0][2])
+        if best.rule == "behaviour" and prime[0] == 0 and (
+                titled or in_first and in_first[0].score >= config.stay_in_first * best.score):
+            best = in_first[0] if in_first else None  # a named value is weaker evidence than the ranking's choice
+    if best is not None:
         k = next(k for k in prime if out[k].symbol == best.symbol and _definition(out[k])[0] <= best.line
                  <= _definition(out[k])[1])
         out.insert(0, out.pop(k))

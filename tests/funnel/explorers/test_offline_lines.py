@@ -181,3 +181,21 @@ def test_a_line_the_reports_diff_removes_is_named_as_the_patchs_line_wherever_it
     assert pointer(focus, "pkg/render.py", 9, "    y = x.split(sep)") == "patch"
     assert pointer(focus, "pkg/render.py", 5, "    return y") is None  # the hunk's number, another line's text
     assert pointer(focus, "pkg/other.py", 5, "    y = x.split(sep)") is None
+
+
+PATHS = ("def is_valid_path(path):\n    level = 0\n    for part in path.split('/'):\n        level += 1\n"
+         "    return level >= 0\n\n\ndef write_response(res):\n    if res.headers.get('content_type') == 'text/css':\n"
+         "        return res\n    return None\n")
+
+
+def test_a_named_value_elsewhere_does_not_move_the_citation_off_the_definition_the_title_names():
+    def first(title: str) -> Citation:
+        report = f"{title}\n\nThe response then has `content_type` text/javascript instead of text/css."
+        cites = [Citation("web/paths.py", 1, 5, "is_valid_path", Role.cause, span=(1, 5)),
+                 Citation("web/paths.py", 8, 11, "write_response", Role.related, span=(8, 11))]
+        return narrow_prime(cites, report, Focus.from_text(report), {"path": 1.0, "content_type": 1.0},
+                            {"web/paths.py": PATHS}, WriterConfig())[0]
+
+    assert first("is_valid_path accepts paths with embedded NULs").symbol == "is_valid_path"
+    moved = first("Paths with embedded NULs are accepted")
+    assert moved.symbol == "write_response" and moved.finding and moved.finding.rule == "behaviour"
