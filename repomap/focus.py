@@ -28,7 +28,14 @@ _JS_FRAME = re.compile(
     r"^\s*at\s+(?:(?:async\s+)?([^\s(]+(?:\s\[as [^\]]+\])?)\s+\()?(?:file://)?([^\s()]+?):(\d+)(?::\d+)?\)?\s*$",
     re.M,
 )
-_JAVA_FRAME = re.compile(r"^\s*at\s+([\w$.<>/]+)\.([\w$<>]+)\(([\w$.-]+\.(?:java|kt|scala|groovy)):(\d+)\)", re.M)
+_JAVA_FRAME = re.compile(
+    r"^\s*at\s+([\w$.<>/]+)\.([\w$<>]+)\((?:([\w$.-]+\.(?:java|kt|scala|groovy))|Unknown Source|SourceFile)(?::(\d+))?\)",
+    re.M,
+)
+"""`at pkg.Cls.method(Cls.java:45)`; also a build that kept no line (`(Cls.java)`) or no file name (`(Unknown Source)`,
+R8's `(SourceFile:12)`), as Android release builds and Sentry events without line numbers print it."""
+_DOTNET_BARE = re.compile(r"^\s*at\s+((?:[A-Za-z_][\w+]*\.)+)([A-Za-z_]\w*)\((?!Native Method\))[^()\n]*\)\s*$", re.M)
+"""A .NET frame with no file and line (a release build without its symbols): `   at Shop.OrderService.Total(Order o)`."""
 _GO_FRAME = re.compile(r"^([^\s(]+(?:\(\*?\w+\)[^\s(]*)?)\([^\n]*\)\n\s+(\S+\.go):(\d+)", re.M)
 _RUBY_FRAME = re.compile(r"^\s*(?:from\s+)?((?:[A-Za-z]:)?[^\s:'\"`]+\.(?:rb|rake|erb)):(\d+):in [`']([^'`\n]+)'", re.M)
 _PHP_FRAME = re.compile(r"^\s*#\d+\s+((?:[A-Za-z]:)?[^\s(]+\.(?:php|phtml|inc))\((\d+)\):\s+([^\s(]+)\(", re.M)
@@ -197,10 +204,10 @@ def parse_frames(text: str) -> tuple[Frame, ...]:
     """Stack-trace frames of every runtime found in `text`, in printed order (per trace)."""
     text = text.replace("\r\n", "\n")
     found: list[tuple[int, Frame]] = []
-    taken: set[tuple[str, int | None]] = set()
+    taken: set[tuple[str, int | str | None]] = set()
 
     def add(pos: int, frame: Frame) -> None:
-        key = (frame.path, frame.line)
+        key = (frame.path, frame.line or frame.function)
         if key not in taken:
             taken.add(key)
             found.append((pos, frame))
@@ -211,10 +218,17 @@ def parse_frames(text: str) -> tuple[Frame, ...]:
         owner, method, file, line = m.groups()
         package = owner.rsplit(".", 1)[0] if "." in owner else ""
         cls_name = owner.rsplit(".", 1)[-1].split("$")[0]
+        file = file or (f"{cls_name[:-2]}.kt" if cls_name.endswith("Kt") else f"{cls_name}.java")  # the class's file
         path = "/".join([*package.split(".")] + [file]) if package else file
-        add(m.start(), Frame(path, int(line), f"{cls_name}.{method}", "java"))
+        add(m.start(), Frame(path, int(line) if line else None, f"{cls_name}.{method}", "java"))
     for m in _DOTNET_FRAME.finditer(text):
         add(m.start(), Frame(m.group(2), int(m.group(3)), ".".join(m.group(1).split(".")[-2:]), "dotnet"))
+    java = {pos for pos, f in found if f.language == "java"}
+    for m in _DOTNET_BARE.finditer(text):
+        owner = m.group(1)  # `Namespace.Class.`: a bare `at x.y()` is prose, `System.` the runtime's own frame
+        if m.start() not in java and owner.count(".") > 1 and not owner.startswith(("System.", "Microsoft.")):
+            cls_name = owner.split(".")[-2].split("+")[0]
+            add(m.start(), Frame(f"{cls_name}.cs", None, f"{cls_name}.{m.group(2)}", "dotnet"))
     for m in _RUBY_FRAME.finditer(text):
         add(m.start(), Frame(m.group(1), int(m.group(2)), m.group(3).rsplit(" ", 1)[-1], "ruby"))
     for m in _PHP_FRAME.finditer(text):
@@ -252,7 +266,8 @@ def parse_frames(text: str) -> tuple[Frame, ...]:
 def strip_frames(text: str) -> str:
     """The text without its stack-frame lines (the code lines a Python traceback quotes are kept)."""
     text = text.replace("\r\n", "\n")
-    for pattern in (_PY_FRAME, _JAVA_FRAME, _DOTNET_FRAME, _RUBY_FRAME, _PHP_FRAME, _GO_FRAME, _RUST_FRAME, _JS_FRAME):
+    for pattern in (_PY_FRAME, _JAVA_FRAME, _DOTNET_FRAME, _DOTNET_BARE, _RUBY_FRAME, _PHP_FRAME, _GO_FRAME, _RUST_FRAME,
+                    _JS_FRAME):
         text = pattern.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     return text
 
@@ -320,6 +335,8 @@ def resolve_frames(frames: Sequence[Frame], repo_files: Sequence[str] | PathMatc
     out = []
     for frame in frames:
         hit = matcher.match(frame.path)
+        if hit is None and frame.language == "java" and frame.path.endswith(".java"):  # a Kotlin or Scala class's
+            hit = next(filter(None, (matcher.match(frame.path[:-5] + ext) for ext in (".kt", ".scala"))), None)
         if hit is not None:
             out.append((frame, hit))
     return out

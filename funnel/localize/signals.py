@@ -180,9 +180,10 @@ def frames(ev: Evidence, report: Report, weight: float, config: RankConfig) -> N
     for depth, (frame, path) in enumerate(resolve_frames(innermost_first(report.focus.frames), ev.matcher)):
         i = ev.corpus.by_path[path]
         value = weight if depth == 0 else weight * config.frame_decay / depth
-        ev.bump(i, "frame", value, f"stack frame {frame.path}:{frame.line}" + (f" in {frame.function}" if frame.function else ""))
-        if frame.line:
-            line = frame_line(ev.docs[i].symbols, frame)
+        printed = frame.path + (f":{frame.line}" if frame.line else "")
+        ev.bump(i, "frame", value, f"stack frame {printed}" + (f" in {frame.function}" if frame.function else ""))
+        line = frame_line(ev.docs[i].symbols, frame)
+        if line:
             why = f"stack frame line {frame.line}" if line == frame.line else f"stack frame in {frame.function}"
             ev.point_at(i, line, value, why)
 
@@ -190,7 +191,8 @@ def frames(ev: Evidence, report: Report, weight: float, config: RankConfig) -> N
 def frame_line(symbols: list[SymbolSpan], frame: Frame) -> int:
     """The line of a file a stack frame points at: its printed line, or the first line of the definition its function
     names when that line lies in no definition of the name (the reporter ran another version of the file, where the
-    code sat elsewhere). Among several definitions of the name, the one nearest the printed line."""
+    code sat elsewhere) or none was printed. Among several definitions of the name, the one nearest the printed line;
+    0 when the frame points at no line."""
     name = re.split(r"[.:]", frame.function)[-1] if frame.function else ""
     named = [s for s in symbols if s.name == name] if name else []
     line = frame.line or 0

@@ -152,3 +152,13 @@ def test_a_legacy_webhooks_plugin_event_authenticated_by_the_url_secret_is_accep
     assert parse_delivery("sentry", {}, body, "k", query={"secret": "nope"}).kind == "unauthorized"
     signature = hmac.new(b"k", body, hashlib.sha256).hexdigest()
     assert parse_delivery("sentry", {"Sentry-Hook-Signature": signature}, body, "k").kind == "accepted"
+
+
+def test_frames_sentry_holds_without_line_numbers_are_read_back_by_their_class():
+    java = event("java", [{"function": "total", "module": "com.acme.shop.OrderService", "in_app": True}],
+                 kind="NullPointerException", module="java.lang")
+    dotnet = event("csharp", [{"function": "Total", "module": "Acme.Shop.OrderService", "in_app": True}],
+                   kind="NullReferenceException", module="System")
+    read = [(f.path, f.line, f.function) for ev in (java, dotnet) for f in Focus.from_text(format_event_traces(ev)).frames]
+    assert read == [("com/acme/shop/OrderService.java", None, "OrderService.total"),
+                    ("OrderService.cs", None, "OrderService.Total")]

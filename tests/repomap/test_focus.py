@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import time
 
-from repomap.focus import Focus, PathMatcher, module_candidates, normalize_frame_path, parse_frames, resolve_frames
+from repomap.focus import (
+    Focus,
+    PathMatcher,
+    module_candidates,
+    normalize_frame_path,
+    parse_frames,
+    resolve_frames,
+    strip_frames,
+)
 
 PY_TRACE = """Traceback (most recent call last):
   File "/home/u/proj/manage.py", line 22, in <module>
@@ -355,3 +363,34 @@ def test_a_diff_link_finds_its_line_when_the_file_has_moved():
     source = "// a\n// b\n" + "\n" * 186 + "struct formatter<std::bitset<N>, Char> : nested_formatter<string_view> {\n"
     assert link.line_in(source) == 189
     assert link.line_in("nothing here\n") == 187
+
+
+LINELESS_TRACE = """java.lang.IllegalStateException: boom
+\tat com.acme.shop.OrderService.total(Unknown Source)
+\tat com.acme.shop.CartKt.sum(SourceFile:12)
+\tat com.acme.shop.Api.run(Api.java)
+\tat java.lang.Thread.run(Native Method)
+System.NullReferenceException: Object reference not set to an instance of an object.
+   at Acme.Shop.OrderService.Total(Order order)
+   at Acme.Shop.OrderService+Line.Sum()
+   at System.Threading.ThreadHelper.ThreadStart()
+   at x.y()
+"""
+
+
+def test_frames_a_build_printed_without_file_name_or_line_are_read_by_their_class():
+    frames = [(f.path, f.line, f.function, f.language) for f in parse_frames(LINELESS_TRACE)]
+    assert frames == [
+        ("com/acme/shop/OrderService.java", None, "OrderService.total", "java"),
+        ("com/acme/shop/Cart.kt", 12, "CartKt.sum", "java"),
+        ("com/acme/shop/Api.java", None, "Api.run", "java"),
+        ("OrderService.cs", None, "OrderService.Total", "dotnet"),
+        ("OrderService.cs", None, "OrderService.Sum", "dotnet"),
+    ]
+    assert "OrderService" not in strip_frames(LINELESS_TRACE)
+
+
+def test_a_jvm_frame_without_its_file_name_finds_the_kotlin_or_scala_file_of_its_class():
+    files = ["app/src/main/kotlin/com/acme/shop/OrderService.kt", "app/src/main/java/com/acme/shop/Api.java"]
+    resolved = resolve_frames(parse_frames(LINELESS_TRACE), files)
+    assert [path for _, path in resolved] == files

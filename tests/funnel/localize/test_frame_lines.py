@@ -1,4 +1,5 @@
-"""A stack frame printed by another version of the file: its function's name outweighs its line number."""
+"""The line a stack frame points at: a frame printed by another version of the file, or with no line at all, points
+at the definition its function names."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 from funnel.localize.corpus import SymbolSpan
 from funnel.localize.rank import rank_report
 from funnel.localize.signals import frame_line
+from repomap import build_repo_map
 from repomap.focus import Frame
 
 SYMBOLS = [
@@ -42,6 +44,7 @@ def test_a_frame_line_inside_its_named_function_or_naming_nothing_known_stays():
     assert frame_line(SYMBOLS, Frame("jv.c", 3, "missing", "native")) == 3
     assert frame_line(SYMBOLS, Frame("jv.c", 3, None, "native")) == 3
     assert frame_line(SYMBOLS, Frame("jv.c", 3, "<module>", "python")) == 3
+    assert frame_line(SYMBOLS, Frame("a.kt", None, "Cart.missing", "java")) == 0
 
 
 def test_a_stale_frame_among_same_named_definitions_points_at_the_nearest():
@@ -49,13 +52,43 @@ def test_a_stale_frame_among_same_named_definitions_points_at_the_nearest():
     assert frame_line(SYMBOLS, Frame("a.rs", 45, "A::poll", "rust")) == 50
 
 
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
 def test_the_function_a_stale_backtrace_names_is_the_prime_definition(tmp_path: Path):
-    for rel, text in {"src/jv.c": JV_C, "src/builtin.c": "void f_string_implode(jq_state *jq, jv a) {\n  g(a);\n}\n",
-                      "src/jv.h": "typedef struct jv jv;\n"}.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
+    _write(tmp_path, {"src/jv.c": JV_C, "src/builtin.c": "void f_string_implode(jq_state *jq, jv a) {\n  g(a);\n}\n",
+                      "src/jv.h": "typedef struct jv jv;\n"})
     ranking, _ = rank_report(REPORT, tmp_path, None, cache_dir=tmp_path / ".cache")
     top = ranking.candidates[0]
     assert top.path == "src/jv.c"
     assert top.symbols[0].span.name == "string_implode"
     assert top.lines == [top.symbols[0].span.start_line]
+
+
+ORDER_KT = (
+    "package com.acme.shop\n\nclass OrderService(private val repo: Repo) {\n    fun count(): Int = repo.size()\n\n"
+    "    fun total(order: Order): Long {\n        val items = order.items!!\n        return items.sumOf { it.price }\n"
+    "    }\n}\n"
+)
+RELEASE_REPORT = """The app crashes in release builds
+
+```
+java.lang.NullPointerException
+\tat com.acme.shop.OrderService.total(SourceFile)
+\tat com.acme.shop.CheckoutActivity.onClick(SourceFile)
+```
+"""
+
+
+def test_a_frame_printed_without_file_name_or_line_points_at_the_method_it_names(tmp_path: Path):
+    _write(tmp_path, {"app/src/main/kotlin/com/acme/shop/OrderService.kt": ORDER_KT,
+                      "app/src/main/kotlin/com/acme/shop/Checkout.kt": "package com.acme.shop\n\nfun checkout() = 1\n",
+                      "app/src/main/kotlin/com/acme/shop/Repo.kt": "package com.acme.shop\n\nclass Repo\n"})
+    repo_map = build_repo_map(tmp_path, cache_dir=tmp_path / ".cache")
+    ranking, _ = rank_report(RELEASE_REPORT, tmp_path, repo_map, cache_dir=tmp_path / ".cache")
+    top = ranking.candidates[0]
+    assert top.path.endswith("OrderService.kt") and top.parts.get("frame")
+    assert top.symbols[0].span.name == "total" and top.lines == [top.symbols[0].span.start_line]
