@@ -184,7 +184,8 @@ def frames(ev: Evidence, report: Report, weight: float, config: RankConfig) -> N
         ev.bump(i, "frame", value, f"stack frame {printed}" + (f" in {frame.function}" if frame.function else ""))
         line = frame_line(ev.docs[i].symbols, frame)
         if line:
-            why = f"stack frame line {frame.line}" if line == frame.line else f"stack frame in {frame.function}"
+            why = f"stack frame line {frame.line}" if line == frame.line else f"stack frame in {frame.function}" + (
+                f" (the trace's line {frame.line} lies outside it at this commit)" if frame.line else "")
             ev.point_at(i, line, value, why)
 
 

@@ -66,6 +66,7 @@ def test_the_function_a_stale_backtrace_names_is_the_prime_definition(tmp_path: 
     assert top.path == "src/jv.c"
     assert top.symbols[0].span.name == "string_implode"
     assert top.lines == [top.symbols[0].span.start_line]
+    assert "stack frame in string_implode (the trace's line 6 lies outside it at this commit)" in top.symbols[0].reasons
 
 
 ORDER_KT = (
