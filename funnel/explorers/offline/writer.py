@@ -7,6 +7,7 @@ from the ranking's score margin. With weak evidence the report says so and asks 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from funnel.localize.calibration import calibrated, prime_language
@@ -16,7 +17,7 @@ from funnel.localize.citations import citation_order
 from funnel.explorers.offline.lines import best_line, narrow_prime, pointer
 from funnel.localize.reasoning import Finding
 from funnel.report.template import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
-from repomap.focus import Focus
+from repomap.focus import Focus, Frame
 from schemas.enums import Complexity, Risk, Role
 
 __all__ = ("WriterConfig", "Citation", "plan_citations", "write_report")
@@ -336,6 +337,17 @@ def _questions(focus: Focus, *, none_found: bool = False) -> list[str]:
     return out
 
 
+def _moved_frame(focus: Focus, prime: Citation) -> Frame | None:
+    """A frame naming the prime suspect's definition at a line outside it (`signals.frame_line` moved it there)."""
+    name, (lo, hi) = (prime.symbol or "").rpartition(".")[2], prime.span or (prime.start, prime.end)
+    base = prime.path.rpartition("/")[2]
+    for f in focus.frames:
+        if f.line and not lo <= f.line <= hi and f.path.replace("\\", "/").rpartition("/")[2] == base and \
+                f.function and re.split(r"[.:]", f.function)[-1] == name:
+            return f
+    return None
+
+
 def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) -> tuple[str, bool]:
     """The first sentence of the root cause (what the strongest evidence says about the prime suspect), and whether
     its line was chosen for the words it shares with the report alone (no frame, message, link or quote)."""
@@ -345,6 +357,10 @@ def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) 
     code = lines[anchor - 1].strip() if anchor and 0 < anchor <= len(lines) else ""
     error = f"{focus.errors[0]}: {focus.messages[0]}" if focus.errors and focus.messages else (
         focus.messages[0] if focus.messages else (focus.errors[0] if focus.errors else ""))
+    if top.parts.get("frame") and code and (moved := _moved_frame(focus, prime)):
+        text = (f"The reported stack trace passes through {where}, though the line it printed, {moved.line}, lies "
+                f"outside `{prime.symbol}` at this commit (the trace came from another version of the file)")
+        return text + (f"; the failure “{error[:160]}” is raised there." if error else "."), False
     if top.parts.get("frame") and code:
         text = f"The reported stack trace passes through {where}; at line {anchor} it runs `{code[:120]}`"
         return text + (f", where the failure “{error[:160]}” is raised." if error else "."), False

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from funnel.explorers.offline.writer import write_report
 from funnel.localize.corpus import SymbolSpan
 from funnel.localize.rank import rank_report
 from funnel.localize.signals import frame_line
 from repomap import build_repo_map
-from repomap.focus import Frame
+from repomap.focus import Focus, Frame
 
 SYMBOLS = [
     SymbolSpan("number_free", "number_free", "function", 1, 8),
@@ -93,3 +94,18 @@ def test_a_frame_printed_without_file_name_or_line_points_at_the_method_it_names
     top = ranking.candidates[0]
     assert top.path.endswith("OrderService.kt") and top.parts.get("frame")
     assert top.symbols[0].span.name == "total" and top.lines == [top.symbols[0].span.start_line]
+
+
+CART = "def helper(x):\n    return x + 1\n\n\ndef total(items, discount):\n    subtotal = sum(i.price for i in items)\n" \
+       "    return subtotal - discount\n"
+CART_REPORT = 'Checkout fails\n\n```\nTraceback (most recent call last):\n  File "shop/cart.py", line 2, in total\n' \
+              "RuntimeError: boom\n```\n"
+
+
+def test_the_root_cause_says_the_trace_came_from_another_version_of_the_file(tmp_path: Path):
+    files = {"shop/cart.py": CART, "shop/views.py": "def view():\n    pass\n"}
+    _write(tmp_path, files)
+    ranking, _ = rank_report(CART_REPORT, tmp_path, None, cache_dir=tmp_path / ".cache")
+    report = write_report(CART_REPORT, Focus.from_text(CART_REPORT), ranking, [], files)
+    assert ("passes through `total` (`shop/cart.py:3-8`), though the line it printed, 2, lies outside `total` at this "
+            "commit (the trace came from another version of the file)") in report
