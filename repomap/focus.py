@@ -32,8 +32,7 @@ _JAVA_FRAME = re.compile(
     r"^\s*at\s+([\w$.<>/]+)\.([\w$<>]+)\((?:([\w$.-]+\.(?:java|kt|scala|groovy))|Unknown Source|SourceFile)(?::(\d+))?\)",
     re.M,
 )
-"""`at pkg.Cls.method(Cls.java:45)`; also a build that kept no line (`(Cls.java)`) or no file name (`(Unknown Source)`,
-R8's `(SourceFile:12)`), as Android release builds and Sentry events without line numbers print it."""
+"""`at pkg.Cls.method(Cls.java:45)`; also with no line or file name (`(Unknown Source)`, R8's `(SourceFile:12)`)."""
 _DOTNET_BARE = re.compile(r"^\s*at\s+((?:[A-Za-z_][\w+]*\.)+)([A-Za-z_]\w*)\((?!Native Method\))[^()\n]*\)\s*$", re.M)
 """A .NET frame with no file and line (a release build without its symbols): `   at Shop.OrderService.Total(Order o)`."""
 _GO_FRAME = re.compile(r"^([^\s(]+(?:\(\*?\w+\)[^\s(]*)?)\([^\n]*\)\n\s+(\S+\.go):(\d+)", re.M)
@@ -108,6 +107,11 @@ class Frame:
     language: str = "python"
     """Which runtime printed the trace (`python`, `javascript`, `java`, `go`, `rust`, `ruby`, `php`, `dotnet`,
     `native` for gdb, lldb and sanitizer backtraces, `generic`)."""
+
+    @property
+    def name(self) -> str:
+        """The function's own name, without its class, module or namespace (`a::Cart::total` → `total`); "" if none."""
+        return re.split(r"[.:]", self.function)[-1] if self.function else ""
 
     @property
     def innermost_last(self) -> bool:

@@ -49,7 +49,7 @@ def looks_like_code(ident: str, focus: Focus, text: str = "") -> bool:
         return True
     if any(c.isupper() for c in ident[1:]):
         return True
-    if any(f.function and re.split(r"[.:]", f.function)[-1] == ident for f in focus.frames):
+    if any(f.name == ident for f in focus.frames if f.name):
         return True
     return re.search(rf"(?<![\w.]){re.escape(ident)}\(", text) is not None
 

@@ -194,8 +194,7 @@ def frame_line(symbols: list[SymbolSpan], frame: Frame) -> int:
     names when that line lies in no definition of the name (the reporter ran another version of the file, where the
     code sat elsewhere) or none was printed. Among several definitions of the name, the one nearest the printed line;
     0 when the frame points at no line."""
-    name = re.split(r"[.:]", frame.function)[-1] if frame.function else ""
-    named = [s for s in symbols if s.name == name] if name else []
+    named = [s for s in symbols if s.name == frame.name] if frame.name else []
     line = frame.line or 0
     if not named or any(s.start_line <= line <= s.end_line for s in named):
         return line
@@ -297,7 +296,7 @@ def mentions(ev: Evidence, report: Report, weight: float, config: RankConfig) ->
     focus, docs, names = report.focus, ev.docs, ev.names
     code_idents = set(focus.code_identifiers)
     # Names printed in stack frames are scored by the frames themselves.
-    frame_names = {re.split(r"[.:]", f.function)[-1] for f in focus.frames if f.function}
+    frame_names = {f.name for f in focus.frames if f.function}
     for ident in focus.identifiers:
         if re.split(r"\.|::", ident)[-1] in frame_names:
             continue

@@ -7,7 +7,6 @@ from the ranking's score margin. With weak evidence the report says so and asks 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from funnel.localize.calibration import calibrated, prime_language
@@ -339,11 +338,13 @@ def _questions(focus: Focus, *, none_found: bool = False) -> list[str]:
 
 def _moved_frame(focus: Focus, prime: Citation) -> Frame | None:
     """A frame naming the prime suspect's definition at a line outside it (`signals.frame_line` moved it there)."""
-    name, (lo, hi) = (prime.symbol or "").rpartition(".")[2], prime.span or (prime.start, prime.end)
+    if not prime.symbol:
+        return None
+    name, (lo, hi) = prime.symbol.rpartition(".")[2], prime.span or (prime.start, prime.end)
     base = prime.path.rpartition("/")[2]
     for f in focus.frames:
-        if f.line and not lo <= f.line <= hi and f.path.replace("\\", "/").rpartition("/")[2] == base and \
-                f.function and re.split(r"[.:]", f.function)[-1] == name:
+        same_file = f.path.replace("\\", "/").rpartition("/")[2] == base
+        if f.name == name and same_file and f.line and not lo <= f.line <= hi:
             return f
     return None
 
