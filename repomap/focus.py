@@ -41,6 +41,7 @@ _PHP_FRAME = re.compile(r"^\s*#\d+\s+((?:[A-Za-z]:)?[^\s(]+\.(?:php|phtml|inc))\
 _PHP_ERROR = re.compile(r"\bin ((?:[A-Za-z]:)?[^\s:]+\.(?:php|phtml|inc))(?: on line |:)(\d+)\b")
 _DOTNET_FRAME = re.compile(r"^\s*at\s+([^\s(]+)\([^\n]*?\)\s+in\s+(.+?\.(?:cs|vb|fs)):line (\d+)", re.M)
 _RUST_PANIC = re.compile(r"panicked at (?:'[^'\n]*', |\"[^\"\n]*\", )?([^\s:'\"]+\.rs):(\d+)(?::\d+)?")
+_RUST_PANIC_MSG = re.compile(r"panicked at [^\n]*?:\n([^\n]{8,200})")
 _RUST_FRAME = re.compile(r"^\s*\d+:\s+(?:0x[0-9a-f]+ - )?([\w:<>$.{}\s]+?)\n\s+at\s+(\S+\.rs):(\d+)", re.M)
 _NATIVE_FRAME = re.compile(
     r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?([^\n]*?)\s+(?:at\s+)?"
@@ -385,19 +386,13 @@ def _imports(code: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _messages(text: str) -> tuple[str, ...]:
-    found: list[str] = []
-    for m in _ERROR_LINE.finditer(text):
-        found.append(m.group(2).strip())
-    for m in _RUST_PANIC_MSG.finditer(text):
-        found.append(m.group(1))
+    found = [m.group(2).strip() for m in _ERROR_LINE.finditer(text)]
+    found += [m.group(1) for m in _RUST_PANIC_MSG.finditer(text)]
     for m in _QUOTED.finditer(text):
         s = next(g for g in m.groups() if g).strip()
         if " " in s and not s.startswith(("http", "/")):
             found.append(s)
     return _unique(s for s in found if len(s) >= 8)
-
-
-_RUST_PANIC_MSG = re.compile(r"panicked at [^\n]*?:\n([^\n]{8,200})")
 
 
 def _unique(items) -> tuple[str, ...]:
