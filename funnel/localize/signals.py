@@ -21,7 +21,7 @@ from repomap.focus import Focus, Frame, PathMatcher, innermost_first, module_can
 from repomap.pointers import fold
 
 __all__ = ("SIGNALS", "Evidence", "Report", "frame_line", "is_code", "is_doc", "is_prose_word", "is_test",
-           "is_test_definition", "is_tooling", "path_factor")
+           "is_test_definition", "is_tooling", "moved_frame_reason", "path_factor")
 
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:\w+_)?(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)(?:_\w+)?/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
@@ -184,9 +184,14 @@ def frames(ev: Evidence, report: Report, weight: float, config: RankConfig) -> N
         ev.bump(i, "frame", value, f"stack frame {printed}" + (f" in {frame.function}" if frame.function else ""))
         line = frame_line(ev.docs[i].symbols, frame)
         if line:
-            why = f"stack frame line {frame.line}" if line == frame.line else f"stack frame in {frame.function}" + (
-                f" (the trace's line {frame.line} lies outside it at this commit)" if frame.line else "")
+            why = f"stack frame line {frame.line}" if line == frame.line else (
+                moved_frame_reason(frame) if frame.line else f"stack frame in {frame.function}")
             ev.point_at(i, line, value, why)
+
+
+def moved_frame_reason(frame: Frame) -> str:
+    """The reason a frame gives the definition its function names when the line it printed lies outside it."""
+    return f"stack frame in {frame.function} (the trace's line {frame.line} lies outside it at this commit)"
 
 
 def frame_line(symbols: list[SymbolSpan], frame: Frame) -> int:

@@ -15,6 +15,7 @@ from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSym
 from funnel.localize.citations import citation_order
 from funnel.explorers.offline.lines import best_line, narrow_prime, pointer
 from funnel.localize.reasoning import Finding
+from funnel.localize.signals import moved_frame_reason
 from funnel.report.template import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
 from repomap.focus import Focus, Frame
 from schemas.enums import Complexity, Risk, Role
@@ -336,17 +337,11 @@ def _questions(focus: Focus, *, none_found: bool = False) -> list[str]:
     return out
 
 
-def _moved_frame(focus: Focus, prime: Citation) -> Frame | None:
-    """A frame naming the prime suspect's definition at a line outside it (`signals.frame_line` moved it there)."""
-    if not prime.symbol:
-        return None
-    name, (lo, hi) = prime.symbol.rpartition(".")[2], prime.span or (prime.start, prime.end)
-    base = prime.path.rpartition("/")[2]
-    for f in focus.frames:
-        same_file = f.path.replace("\\", "/").rpartition("/")[2] == base
-        if f.name == name and same_file and f.line and not lo <= f.line <= hi:
-            return f
-    return None
+def _moved_frame(focus: Focus, prime: Citation, top: Candidate) -> Frame | None:
+    """The stack frame the ranking moved onto the prime suspect's definition, its printed line lying outside it
+    (`signals.frame_line`), as the definition's reasons record it; None when none was."""
+    reasons = next((s.reasons for s in top.symbols if top.path == prime.path and s.span.qualname == prime.symbol), [])
+    return next((f for f in focus.frames if f.line and moved_frame_reason(f) in reasons), None)
 
 
 def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) -> tuple[str, bool]:
@@ -358,7 +353,7 @@ def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) 
     code = lines[anchor - 1].strip() if anchor and 0 < anchor <= len(lines) else ""
     error = f"{focus.errors[0]}: {focus.messages[0]}" if focus.errors and focus.messages else (
         focus.messages[0] if focus.messages else (focus.errors[0] if focus.errors else ""))
-    if top.parts.get("frame") and code and (moved := _moved_frame(focus, prime)):
+    if top.parts.get("frame") and code and (moved := _moved_frame(focus, prime, top)):
         text = (f"The reported stack trace passes through {where}, though the line it printed, {moved.line}, lies "
                 f"outside `{prime.symbol}` at this commit (the trace came from another version of the file)")
         return text + (f"; the failure “{error[:160]}” is raised there." if error else "."), False
