@@ -18,6 +18,7 @@ from repomap import graph as _graphs
 from repomap import graph_tables as _tables
 from repomap._parse import ParsePipeline
 from repomap.config import MapConfig
+from repomap.encoding import looks_binary
 from repomap.gate import Gate, Refused
 from repomap.graph import Graph
 from repomap.languages import FAMILY, language_for
@@ -140,7 +141,7 @@ def _read_chunk(gate: Gate, walked: WalkResult, files: list, config: MapConfig, 
         langs[f.path] = spec.name
         key = keys[f.path] = _cache.content_key(spec.name, data)
         stats.files_hashed += 1
-        chunk.append((f.path, key, _cache.BINARY if b"\0" in data[: config.sniff_bytes] else data))
+        chunk.append((f.path, key, _cache.BINARY if looks_binary(data[: config.sniff_bytes]) else data))
         stat_rows.append((real, f.size, f.mtime_ns, key))
     return chunk
 
@@ -161,7 +162,7 @@ def _jobs_of(gate: Gate, chunk: list[tuple[str, bytes, bytes | None]], langs: di
                 data = gate.read_bytes(path)
             except Refused:
                 continue
-            if b"\0" in data[: config.sniff_bytes]:
+            if looks_binary(data[: config.sniff_bytes]):
                 data = _cache.BINARY
         got.queued.add(key)
         if data is _cache.BINARY:
