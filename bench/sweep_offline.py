@@ -32,7 +32,7 @@ from bench.tune_offline import walk  # noqa: E402
 from funnel.localize.corpus import Corpus  # noqa: E402
 from funnel.localize.term_cache import default_cache_dir  # noqa: E402
 from funnel.localize.history import HistoryConfig, cochange_partners, history_scores  # noqa: E402
-from funnel.localize.citations import affected_entries, ranked_locations  # noqa: E402
+from funnel.localize.citations import affected_entries, citation_order, ranked_locations  # noqa: E402
 from funnel.localize.rank import RankConfig, build_corpus, rank  # noqa: E402
 from funnel.localize.signals import path_factor  # noqa: E402
 from repomap import build_repo_map  # noqa: E402
@@ -40,7 +40,7 @@ from repomap.focus import Focus  # noqa: E402
 
 
 _FIGURES = ("file_acc1", "file_acc3", "file_acc5", "locagent_file_acc5", "locagent_file_acc10", "fn_acc5",
-            "locagent_fn_acc10", "prime_definition", "mrr", "own_code5")
+            "locagent_fn_acc10", "prime_definition", "mrr", "own_code5", "prime_lines")
 """What each variant is scored on, per instance (None where the instance has no gold at that level)."""
 
 
@@ -72,9 +72,21 @@ def _figures(ranking, corpus: Corpus, row: dict) -> dict[str, float | None]:
             deep, locagent.gold_functions(row.get("gold_entities") or row.get("gold_functions") or {}), 10),
         "prime_definition": float(bool(syms) and any(entity_matches(syms[0], g) for g in gold_fns))
         if gold_fns else None,
+        "prime_lines": _prime_lines(ranking, row.get("gold_line_ranges")),
         "mrr": reciprocal_rank(deep_files, row["gold_files"]),
         "own_code5": sum(path_factor(p, ranking.config, corpus) == 1.0 for p in files) / (len(files) or 1),
     }
+
+
+def _prime_lines(ranking, gold: dict | None) -> float | None:
+    """Whether the first cited definition's lines overlap a line the fix changed (None: no changed lines)."""
+    if not gold:
+        return None
+    cited = citation_order(ranking)
+    if not cited or cited[0][1] is None:
+        return 0.0
+    cand, hit = cited[0]
+    return float(any(a <= hit.span.end_line and hit.span.start_line <= b for a, b in gold.get(cand.path, ())))
 
 
 def _mean(values: list[float | None]) -> float:
@@ -136,7 +148,8 @@ def main() -> None:
         # the instances whose figures this variant gains / loses against the first variant
         for figure, label in (("fn_acc5", "fn"), ("file_acc5", "file"), ("file_acc1", "top1"),
                               ("locagent_file_acc5", "la5"),
-                              ("locagent_fn_acc10", "fn10"), ("prime_definition", "prime")):
+                              ("locagent_fn_acc10", "fn10"), ("prime_definition", "prime"),
+                              ("prime_lines", "lines")):
             line[f"{label}_gained"], line[f"{label}_lost"] = _changes(ids, per[first][figure], figures[figure])
         print(json.dumps(line))
     print(json.dumps({"seconds": round(time.perf_counter() - started, 1)}))

@@ -122,6 +122,12 @@ class RankConfig:
     """Top candidates given their ranked definitions."""
     symbols_kept: int = 6
     """Ranked definitions kept per detailed candidate."""
+    definition_coverage: float = 0.3
+    """How a file's definitions are ordered (not how the file scores): each definition's BM25 × (its share of the
+    query's IDF-weighted terms) ** this. BM25 lets a few report terms repeated through a long body outweigh a
+    definition holding more of the report's distinct terms; the share favours the one covering more of the
+    report. 0: BM25 alone. Chosen on the tune halves of SWE-bench Lite and the other-language set
+    (docs/offline.md, "The 51st round")."""
     test_definitions: bool = True
     """Scale the score of a test written inside a code file (`signals.is_test_definition`: a Rust `mod tests`, a
     `test_*` function) by `test_factor`, as a test file's is: the fix goes into the code the test exercises."""

@@ -192,16 +192,28 @@ def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) ->
     df, nb, _ = _statistics(ev.corpus, ev.corpus.postings(query))
     sym_scores = _bm25(sym_postings, [sum(d.values()) for d in sym_docs], query, config.k1, config.b, df, nb)
     best_sym = max(sym_scores, default=0.0) or 1.0
+    for (i, _), s in zip(sym_index, sym_scores):
+        if config.w_symbol * s / best_sym > parts[i].get("symbol", 0.0):
+            parts[i]["symbol"] = config.w_symbol * s / best_sym
+    if config.definition_coverage > 0:
+        sym_scores = [s * share ** config.definition_coverage
+                      for s, share in zip(sym_scores, _coverage(sym_docs, query, df, nb))]
+        best_sym = max(sym_scores, default=0.0) or 1.0
     per_file_syms: dict[int, list[tuple[float, int]]] = {}
     for (i, j), s in zip(sym_index, sym_scores):
-        norm = s / best_sym
-        per_file_syms.setdefault(i, []).append((norm + sym_bonus.get((i, j), 0.0), j))
-        if config.w_symbol * norm > parts[i].get("symbol", 0.0):
-            parts[i]["symbol"] = config.w_symbol * norm
+        per_file_syms.setdefault(i, []).append((s / best_sym + sym_bonus.get((i, j), 0.0), j))
     for (i, j), bonus in sym_bonus.items():
         if i not in per_file_syms or all(jj != j for _, jj in per_file_syms[i]):
             per_file_syms.setdefault(i, []).append((bonus, j))
     return per_file_syms
+
+
+def _coverage(docs: list[dict[str, int]], query: dict[str, float], df: Mapping[str, int], nb: int) -> list[float]:
+    """Each document's share (0..1) of the query's weight: the query weight × IDF of the terms it holds, over
+    that of every query term the corpus holds."""
+    weight = {t: qw * math.log(1 + (nb - df[t] + 0.5) / (df[t] + 0.5)) for t, qw in query.items() if df.get(t)}
+    total = sum(weight.values()) or 1.0
+    return [sum(weight.get(t, 0.0) for t in d.keys() & weight.keys()) / total for d in docs]
 
 
 def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text: str,
