@@ -209,9 +209,10 @@ def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) ->
 
 
 def _coverage(docs: list[dict[str, int]], query: dict[str, float], df: Mapping[str, int], nb: int) -> list[float]:
-    """Each document's share (0..1) of the query's weight: the query weight × IDF of the terms it holds, over
-    that of every query term the corpus holds."""
-    weight = {t: qw * math.log(1 + (nb - df[t] + 0.5) / (df[t] + 0.5)) for t, qw in query.items() if df.get(t)}
+    """Each document's share (0..1) of the query's weight: the query weight × IDF (as `_bm25` reckons it: a term
+    only files read as text hold counts as in one file) of the terms it holds, over that of every query term."""
+    counts = {t: max(1, df.get(t, 0)) for t in query}
+    weight = {t: qw * math.log(1 + (nb - counts[t] + 0.5) / (counts[t] + 0.5)) for t, qw in query.items()}
     total = sum(weight.values()) or 1.0
     return [sum(weight.get(t, 0.0) for t in d.keys() & weight.keys()) / total for d in docs]
 
