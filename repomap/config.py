@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from repomap.encoding import SNIFF_BYTES
+
 MAX_DEPTH = 100
 """Directory levels below the root that are walked (the map) or searched (`search`); deeper ones are skipped."""
 
@@ -97,7 +99,7 @@ class MapConfig:
     """Read `.gitignore` files (nested ones too) and `.git/info/exclude`."""
     max_file_bytes: int = 1_000_000
     """Files larger than this are skipped as too large."""
-    sniff_bytes: int = 8192
+    sniff_bytes: int = SNIFF_BYTES
     """How much of a file's head is searched for a NUL byte to call it binary."""
     follow_symlinks: bool = True
     """Follow directory and file symlinks (loops, escapes and links to secrets are skipped and counted)."""

@@ -11,7 +11,10 @@ import io
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ("byte_order_mark", "looks_binary", "open_utf8", "to_utf8", "utf16")
+__all__ = ("SNIFF_BYTES", "byte_order_mark", "file_looks_binary", "looks_binary", "open_utf8", "to_utf8", "utf16")
+
+SNIFF_BYTES = 8192
+"""How much of a file's head `file_looks_binary` reads by default: the 8 KiB git and ripgrep look at."""
 
 _MARKS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
           (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
@@ -44,6 +47,13 @@ def looks_binary(head: bytes) -> bool:
     """Whether a file whose first bytes are `head` is binary: a NUL byte in them, the rule git and ripgrep use, unless
     they are UTF-16 text, whose NUL bytes are half its ASCII characters."""
     return b"\0" in head and utf16(head) is None
+
+
+def file_looks_binary(path: str | Path, sniff_bytes: int = SNIFF_BYTES) -> bool:
+    """Whether the file at `path` is binary by its first `sniff_bytes` bytes (`looks_binary`); an OSError reading it
+    is the caller's to handle."""
+    with open(path, "rb") as fh:
+        return looks_binary(fh.read(sniff_bytes))
 
 
 def open_utf8(path: str | Path) -> BinaryIO:

@@ -15,7 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from repomap.config import MapConfig
-from repomap.encoding import looks_binary
+from repomap.encoding import file_looks_binary
 from repomap.gate import DenyRules, Gate, Refusal, Refused, read_regular
 from repomap.gitignore import RuleGroup, compile_patterns
 
@@ -206,11 +206,6 @@ def _extension(name: str) -> str:
     return name[dot:].lower() if dot > 0 else ""
 
 
-def _is_binary(path: Path, sniff_bytes: int) -> bool:
-    with open(path, "rb") as fh:
-        return looks_binary(fh.read(sniff_bytes))
-
-
 class MapCancelled(Exception):
     """The caller's cancel event was set while the map was being built (walk, read, parse or graph): no map."""
 
@@ -366,7 +361,7 @@ def _keep_file(entry: os.DirEntry, rel: str, config: MapConfig, extensions: froz
         result.skip(SkipReason.too_large)
         result.too_large.append(rel)
         return False
-    if sniff and _is_binary(Path(entry.path), config.sniff_bytes):
+    if sniff and file_looks_binary(entry.path, config.sniff_bytes):
         result.skip(SkipReason.binary)
         return False
     return True

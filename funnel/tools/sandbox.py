@@ -18,7 +18,7 @@ from typing import Literal
 from funnel.errors import ToolError, UnrecoverableError, UserError
 from funnel.limits import ToolLimits
 from repomap.config import MAX_DEPTH, MapConfig
-from repomap.encoding import looks_binary
+from repomap.encoding import SNIFF_BYTES, file_looks_binary
 from repomap.gate import DENY_GLOBS, Gate, Refusal, Refused
 from repomap.walk import IgnoreRules, read_ignore_file, walk_files
 from schemas.diagnosis import absolute_spelling
@@ -28,7 +28,6 @@ __all__ = ("SECRET_GLOBS", "Sandbox", "ToolLimits", "cap_bytes", "printable")
 SECRET_GLOBS: tuple[str, ...] = DENY_GLOBS
 """File or directory names that are never shown, searched or read (`repomap.gate.DENY_GLOBS`, the one list)."""
 
-_BINARY_SNIFF_BYTES = 8192
 _MAX_WALK_PATHS = 200_000
 
 PathKind = Literal["file", "dir", "any"]
@@ -192,8 +191,7 @@ class Sandbox:
         """True when the file looks binary (a NUL byte in its first 8 KiB, UTF-16 text aside), the rule ripgrep uses
         too."""
         try:
-            with open(path, "rb") as f:
-                return looks_binary(f.read(_BINARY_SNIFF_BYTES))
+            return file_looks_binary(path, SNIFF_BYTES)
         except OSError:
             return True
 
