@@ -4,11 +4,14 @@
     .venv/bin/python bench/sweep_offline.py --split check '{"base": {}, "b09": {"b": 0.9}}' --every 2
     .venv/bin/python bench/sweep_offline.py --map --split tune '{"base": {"cite_file_power": 0}, "m4": {}}'
     .venv/bin/python bench/sweep_offline.py --map --split tune '{"base": {"w_history": 0}, "f70": {"history": {"min_similarity": 70}}}'
+    .venv/bin/python bench/sweep_offline.py --map --data ../shared/bench/multilang_dev.jsonl --split tune \
+        '{"base": {"definition_coverage": 0}, "c03": {}}'
 
 Prints file Acc@1, file Acc@5, function Acc@5, LocAgent function Acc@10 (`ranked_locations`, as the eval records
 it), how often the first cited definition is one the fix changed (`prime_definition`: where the cited lines
-start), MRR and the share of the project's own code in the best five (`own_code5`) per variant, with the instances
-each figure gains or loses against the first variant (pattern definitions, no repo map, like
+start; `prime_lines`: its lines overlap a changed line, for every set with `gold_line_ranges`), MRR and the
+share of the project's own code in the best five (`own_code5`) per variant, with the instances each figure gains
+or loses against the first variant (pattern definitions, no repo map, like
 `tune_offline.py --no-map`; with `--map` the repo map's definitions and PageRank, like the harness).
 A variant's "history" entry overrides `HistoryConfig` (the past commits of the instance's mirror up to its base
 commit, as the eval passes them). Gold fields are read only to score.
@@ -53,7 +56,7 @@ def _changes(ids: list[str], base: list[float | None], mine: list[float | None])
 def _figures(ranking, corpus: Corpus, row: dict) -> dict[str, float | None]:
     """One instance's figures (`_FIGURES`): strict file Acc@1 / @3 / @5 and function Acc@5 of the cited order,
     LocAgent file Acc@5 / @10 and function Acc@10 of the deeper ranking, and whether the first cited definition is
-    one the fix changed (where the cited lines start), the reciprocal rank of the first gold file among the best 10,
+    one the fix changed (where the cited lines start; by its lines, `prime_lines`), the reciprocal rank of the first gold file among the best 10,
     and the share of the best five that is the project's own code (no test, doc, tooling, generated or vendored
     file)."""
     gold_fns = gold_entities(row.get("gold_functions") or {})
