@@ -176,8 +176,9 @@ def rank(
 
 
 def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) -> dict[int, list[tuple[float, int]]]:
-    """Definition-level BM25 over a pool of promising files (sets each file's `symbol` part): per file, (score +
-    evidence bonus, symbol index) of its definitions, and every definition the evidence pointed into."""
+    """Definition-level BM25 over a pool of promising files (sets each file's `symbol` part from it): per file,
+    (score × coverage share (`RankConfig.definition_coverage`) + evidence bonus, symbol index) of its definitions,
+    and every definition the evidence pointed into."""
     docs, parts, sym_bonus = ev.docs, ev.parts, ev.sym_bonus
     pre = [sum(p.values()) for p in parts]
     pool = sorted(range(len(docs)), key=lambda i: -pre[i])[: config.symbol_pool]

@@ -18,7 +18,7 @@ from typing import Literal
 from funnel.errors import ToolError, UnrecoverableError, UserError
 from funnel.limits import ToolLimits
 from repomap.config import MAX_DEPTH, MapConfig
-from repomap.encoding import SNIFF_BYTES, file_looks_binary
+from repomap.encoding import file_looks_binary
 from repomap.gate import DENY_GLOBS, Gate, Refusal, Refused
 from repomap.walk import IgnoreRules, read_ignore_file, walk_files
 from schemas.diagnosis import absolute_spelling
@@ -191,7 +191,7 @@ class Sandbox:
         """True when the file looks binary (a NUL byte in its first 8 KiB, UTF-16 text aside), the rule ripgrep uses
         too."""
         try:
-            return file_looks_binary(path, SNIFF_BYTES)
+            return file_looks_binary(path)
         except OSError:
             return True
 
