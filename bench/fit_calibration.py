@@ -164,6 +164,17 @@ def _by_chance(pairs: list[tuple[float, float]]) -> list[float] | None:
     return None if noise is None else [round(noise[0], 3), round(noise[1], 3)]
 
 
+def with_group(data: dict, languages: list[str], fitted: dict) -> dict:
+    """Calibration data with `fitted` as the mapping of `languages`, placed first; those languages leave every other
+    group, and a group left with none is dropped (the others keep their mappings)."""
+    groups = []
+    for group in data.get("groups", []):
+        kept = [x for x in group["languages"] if x not in languages]
+        if kept:
+            groups.append({**group, "languages": kept})
+    return {**data, "groups": [{"languages": list(languages), **fitted}, *groups]}
+
+
 def _write(fit: Fit, languages: list[str], method: str, data_name: str) -> None:
     data = json.loads(CALIBRATION_FILE.read_text()) if CALIBRATION_FILE.exists() else {}
     if isinstance(fit, Logistic):
@@ -172,9 +183,7 @@ def _write(fit: Fit, languages: list[str], method: str, data_name: str) -> None:
     else:
         fitted = {"raw": list(fit[0]), "probability": list(fit[1])}
     if languages:
-        groups = [g for g in data.get("groups", []) if set(g["languages"]).isdisjoint(languages)]
-        fitted_on = f"{data_name} tune half (even rows), {method}"
-        data["groups"] = [*groups, {"languages": languages, "fitted_on": fitted_on, **fitted}]
+        data = with_group(data, languages, {"fitted_on": f"{data_name} tune half (even rows), {method}", **fitted})
     else:
         data = {"fitted_on": f"SWE-bench Lite tune half (even rows), {method}", **fitted,
                 **({"groups": data["groups"]} if data.get("groups") else {})}
