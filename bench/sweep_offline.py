@@ -29,7 +29,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluation import locagent  # noqa: E402
-from app.evaluation.metrics import entity_matches, function_acc_at_k, gold_entities, reciprocal_rank  # noqa: E402
+from app.evaluation.metrics import (  # noqa: E402
+    entity_matches,
+    function_acc_at_k,
+    gold_entities,
+    line_overlap,
+    reciprocal_rank,
+)
 from bench._trees import ensure_tree, mirror_git_dir  # noqa: E402
 from bench.tune_offline import walk  # noqa: E402
 from funnel.localize.corpus import Corpus  # noqa: E402
@@ -89,7 +95,7 @@ def _prime_lines(ranking, gold: dict | None) -> float | None:
     if not cited or cited[0][1] is None:
         return 0.0
     cand, hit = cited[0]
-    return float(any(a <= hit.span.end_line and hit.span.start_line <= b for a, b in gold.get(cand.path, ())))
+    return float(bool(line_overlap({cand.path: [(hit.span.start_line, hit.span.end_line)]}, gold)))
 
 
 def _mean(values: list[float | None]) -> float:

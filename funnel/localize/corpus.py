@@ -21,7 +21,7 @@ from pathlib import Path
 from funnel.localize.foreign import declares_version, generated_paths, is_generated, vendored_paths
 from funnel.localize.linguist import Attributes, Declared, read_attributes
 from funnel.localize.term_cache import TermCache
-from repomap.encoding import looks_binary
+from repomap.encoding import SNIFF_BYTES, looks_binary
 from repomap.gate import Gate, Refused
 from repomap.languages import is_text_source
 
@@ -255,7 +255,7 @@ class Corpus:
                 data = gate.read_bytes(path, max_bytes=max_file_bytes)
             except Refused:
                 continue
-            if len(data) > max_file_bytes or looks_binary(data[:8192]):
+            if len(data) > max_file_bytes or looks_binary(data[:SNIFF_BYTES]):
                 continue
             text = data.decode("utf-8", errors="replace")
             texts[path] = text

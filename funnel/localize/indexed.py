@@ -33,7 +33,7 @@ from funnel.localize.corpus_index import (
 )
 from funnel.localize.foreign import declares_version, generated_paths, is_generated, vendored_paths
 from funnel.tools._rg import find_rg
-from repomap.encoding import looks_binary
+from repomap.encoding import SNIFF_BYTES, looks_binary
 from repomap.gate import Gate, Refused
 from repomap.languages import is_text_source
 from repomap.walk import RACY_NS, WalkedFile
@@ -227,7 +227,7 @@ def _record(gate: Gate, path: str, spans: list[SymbolSpan] | None, max_file_byte
         data = gate.read_bytes(path, max_bytes=max_file_bytes)
     except Refused:
         return SKIPPED_RECORD
-    if len(data) > max_file_bytes or looks_binary(data[:8192]):
+    if len(data) > max_file_bytes or looks_binary(data[:SNIFF_BYTES]):
         return SKIPPED_RECORD
     text = data.decode("utf-8", errors="replace")
     spans = regex_definitions(path, text) if spans is None else spans

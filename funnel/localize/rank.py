@@ -91,12 +91,15 @@ def _bm25(postings: Mapping[str, list[tuple[int, int]]], lengths: list[int], que
         refs = postings.get(term, ())
         if not refs:
             continue
-        count = max(1, len(refs) if df is None else df.get(term, 0))
-        idf = math.log(1 + (nb - count + 0.5) / (count + 0.5))
-        w = qw * idf
+        w = qw * _idf(max(1, len(refs) if df is None else df.get(term, 0)), nb)
         for i, tf in refs:
             scores[i] += w * tf * (k1 + 1) / (tf + norms[i])
     return scores
+
+
+def _idf(count: int, nb: int) -> float:
+    """BM25's inverse document frequency of a term held by `count` of `nb` documents."""
+    return math.log(1 + (nb - count + 0.5) / (count + 0.5))
 
 
 def _statistics(corpus: Corpus, postings: Mapping[str, list[tuple[int, int]]]
@@ -198,7 +201,7 @@ def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) ->
             parts[i]["symbol"] = config.w_symbol * s / best_sym
     if config.definition_coverage > 0:
         sym_scores = [s * share ** config.definition_coverage
-                      for s, share in zip(sym_scores, _coverage(sym_docs, query, df, nb))]
+                      for s, share in zip(sym_scores, _coverage(sym_postings, len(sym_docs), query, df, nb))]
         best_sym = max(sym_scores, default=0.0) or 1.0
     per_file_syms: dict[int, list[tuple[float, int]]] = {}
     for (i, j), s in zip(sym_index, sym_scores):
@@ -209,13 +212,18 @@ def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) ->
     return per_file_syms
 
 
-def _coverage(docs: list[dict[str, int]], query: dict[str, float], df: Mapping[str, int], nb: int) -> list[float]:
-    """Each document's share (0..1) of the query's weight: the query weight × IDF (as `_bm25` reckons it: a term
-    only files read as text hold counts as in one file) of the terms it holds, over that of every query term."""
-    counts = {t: max(1, df.get(t, 0)) for t in query}
-    weight = {t: qw * math.log(1 + (nb - counts[t] + 0.5) / (counts[t] + 0.5)) for t, qw in query.items()}
+def _coverage(postings: Mapping[str, list[tuple[int, int]]], n: int, query: dict[str, float],
+              df: Mapping[str, int], nb: int) -> list[float]:
+    """Each of `n` documents' share (0..1) of the query's weight, from the query terms' `postings`: the query
+    weight × IDF (as `_bm25` reckons it: a term only files read as text hold counts as in one file) of the terms it
+    holds, over that of every query term."""
+    weight = {t: qw * _idf(max(1, df.get(t, 0)), nb) for t, qw in query.items()}
+    shares = [0.0] * n
+    for term, refs in postings.items():
+        for k, _ in refs:
+            shares[k] += weight[term]
     total = sum(weight.values()) or 1.0
-    return [sum(weight.get(t, 0.0) for t in d.keys() & weight.keys()) / total for d in docs]
+    return [share / total for share in shares]
 
 
 def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text: str,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from repomap.config import DEFAULT_EXCLUDE_DIRS, MAX_DEPTH
-from repomap.encoding import looks_binary
+from repomap.encoding import SNIFF_BYTES, looks_binary
 from repomap.gate import DenyRules, Refused, denied_files, read_regular
 from schemas.diagnosis import Diagnosis
 
@@ -45,7 +45,7 @@ def withheld_values(root: Path | str, rules: DenyRules | None = None) -> list[st
             data = read_regular(path, rel=path.name, max_bytes=_MAX_FILE_BYTES)
         except Refused:
             continue
-        if looks_binary(data[:8192]):
+        if looks_binary(data[:SNIFF_BYTES]):
             continue
         values.update(_values(data.decode("utf-8", errors="replace")))
     return sorted(values, key=lambda v: (-len(v), v))
