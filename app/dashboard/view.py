@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from app.dashboard.charts import Bar, Point, bar_chart, histogram, line_chart
 from app.dashboard.highlight import highlight_lines
+from repomap.encoding import SNIFF_BYTES, looks_binary, to_utf8
 from repomap.gate import DenyRules, Gate, Refusal, Refused
 from schemas.enums import Feedback, Status
 
@@ -153,12 +154,13 @@ _MAX_SOURCE_BYTES = 8 << 20
 
 
 def read_source(location: str | None, commit: str | None, path: str, trees: Sequence[Path] = ()) -> str | None:
-    """The text of `path` at `commit`, from a materialized tree or the local git repository; None when unavailable."""
+    """The text of `path` at `commit`, from a materialized tree or the local git repository; None when unavailable
+    or binary. Both readers give the same text: a UTF-16 file transcoded, a UTF-8 byte-order mark dropped."""
     if ".." in Path(path).parts or path.startswith("/") or DenyRules().denies(path):
         return None
     for tree in trees:
         try:  # through the gate: a cited symlink to a secret (or out of the tree) is never excerpted
-            return Gate(tree).read_bytes(path, max_bytes=_MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+            return _text(Gate(tree).read_bytes(path, max_bytes=_MAX_SOURCE_BYTES))
         except Refused as refused:
             if refused.reason is Refusal.denied:
                 return None
@@ -173,9 +175,16 @@ def read_source(location: str | None, commit: str | None, path: str, trees: Sequ
             )
         except (OSError, subprocess.TimeoutExpired):
             return None
-        if done.returncode == 0 and b"\0" not in done.stdout[:8192]:
-            return done.stdout.decode("utf-8", errors="replace")
+        if done.returncode == 0:
+            return _text(done.stdout)
     return None
+
+
+def _text(data: bytes) -> str | None:
+    """A file's bytes as the text an excerpt shows (UTF-16 transcoded, a UTF-8 mark dropped); None when binary."""
+    if looks_binary(data[:SNIFF_BYTES]):
+        return None
+    return to_utf8(data).decode("utf-8-sig", errors="replace")
 
 
 def citation_of(item: Any, source: str | None, url: str | None) -> Citation:

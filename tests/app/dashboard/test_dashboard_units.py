@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 
@@ -164,6 +165,31 @@ def test_read_source_refuses_paths_outside_the_tree(tmp_path):
     assert view.read_source(None, None, "../secret.txt", [tmp_path / "tree"]) is None
     (tmp_path / "tree" / "ok.py").write_text("yes")
     assert view.read_source(None, None, "ok.py", [tmp_path / "tree"]) == "yes"
+
+
+def test_read_source_shows_utf16_and_bom_text_and_no_binary_from_a_tree(tmp_path):
+    (tmp_path / "w.ps1").write_bytes("\ufeffWrite-Host 'hi'\r\nexit 1\r\n".encode("utf-16-le"))
+    (tmp_path / "b.py").write_bytes(b"\xef\xbb\xbfx = 1\n")
+    (tmp_path / "blob.bin").write_bytes(b"\x89PNG\0\0\x01")
+    assert view.read_source(None, None, "w.ps1", [tmp_path]).split("\r\n")[:2] == ["Write-Host 'hi'", "exit 1"]
+    assert view.read_source(None, None, "b.py", [tmp_path]) == "x = 1\n"
+    assert view.read_source(None, None, "blob.bin", [tmp_path]) is None
+
+
+def test_read_source_from_git_shows_the_same_text_as_from_a_tree(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "w.ps1").write_bytes("\ufeffWrite-Host 'hi'\nexit 1\n".encode("utf-16-le"))
+    (repo / "b.py").write_bytes(b"\xef\xbb\xbfx = 1\n")
+    (repo / "blob.bin").write_bytes(b"\x89PNG\0\0\x01")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    for rel in ("w.ps1", "b.py", "blob.bin"):
+        assert view.read_source(str(repo), head, rel) == view.read_source(None, None, rel, [repo])
+    assert view.read_source(str(repo), head, "w.ps1").startswith("Write-Host")
 
 
 def test_timeline_groups_steps_by_phase_and_attempt_and_counts_tools():
