@@ -318,14 +318,18 @@ def mentions(ev: Evidence, report: Report, weight: float, config: RankConfig) ->
                 hits = qualified
         rarity = 1.0 / (1.0 + math.log(len(hits)))
         strength = weight * rarity * (1.5 if ident in code_idents else 1.0) * (1.3 if qualifier else 1.0)
-        if ident not in code_idents and not qualifier and is_prose_word(name):
+        plain = ident not in code_idents and not qualifier and is_prose_word(name)
+        if plain:
             strength *= config.prose_mention_factor
         if config.w_module_path > 0 and len(pieces) >= 3 and ident not in code_idents:
             module_file = _module_file(pieces, ev.matcher)
             if module_file is not None and any(docs[i].path == module_file for i, _ in hits):
                 ev.bump(ev.corpus.by_path[module_file], "path", config.w_module_path, f"report names `{ident}`, defined here")
         for i, j in hits[:25]:
-            ev.bump(i, "mention", min(strength, weight * 1.5), f"defines `{docs[i].symbols[j].qualname}` named in the report")
+            qualname = docs[i].symbols[j].qualname
+            ev.bump(i, "mention", min(strength, weight * 1.5),
+                    f"defines `{qualname}`, whose name the report uses as the plain word “{name}”" if plain
+                    else f"defines `{qualname}` named in the report")
             ev.sym_bonus[(i, j)] = max(ev.sym_bonus.get((i, j), 0.0), strength)
             ev.sym_reasons.setdefault((i, j), []).append("named in the report")
 

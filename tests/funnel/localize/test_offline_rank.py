@@ -316,6 +316,19 @@ def test_a_prose_word_naming_a_definition_counts_less_than_written_code(tmp_path
     assert full.parts["mention"] > weak.parts["mention"]
 
 
+def test_a_prose_word_is_not_claimed_as_a_name_the_report_wrote(tmp_path):
+    repo = {"pkg/widget.py": "def visible(w):\n    return w.shown\n", "pkg/other.py": "def unrelated():\n    pass\n"}
+    root = _make(tmp_path, repo)
+    corpus = Corpus.build(root, list(repo))
+    prose = "Widget is not visible after resize"
+    code = "Widget is not `visible` after resize"
+    weak = rank(corpus, prose, Focus.from_text(prose)).candidates[0]
+    strong = rank(corpus, code, Focus.from_text(code)).candidates[0]
+    assert "defines `visible`, whose name the report uses as the plain word “visible”" in weak.reasons
+    assert not any("named in the report" in r for r in weak.reasons)
+    assert "defines `visible` named in the report" in strong.reasons
+
+
 def test_a_definition_the_title_writes_as_code_lifts_its_file(tmp_path):
     repo = {
         "calc/matrix.py": (
