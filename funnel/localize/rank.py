@@ -35,13 +35,13 @@ from funnel.localize.learned import (
     rerank,
     reranks,
 )
+from funnel.localize.names import is_prose_word
 from funnel.localize.pathterms import path_term_scores, sibling_scores, title_path_terms
 from funnel.localize.signals import (
     SIGNALS,
     Evidence,
     Report,
     is_code,
-    is_prose_word,
     is_test,
     is_test_definition,
     path_factor,

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from funnel.localize.candidates import RankConfig
 from funnel.localize.corpus import Corpus, FileDoc, SymbolSpan
 from funnel.localize.evidence import literal_keys
+from funnel.localize.names import is_plain_mention
 from repomap.focus import Focus, Frame, PathMatcher, innermost_first, module_candidates, resolve_frames
 from repomap.pointers import fold
 
-__all__ = ("SIGNALS", "Evidence", "Report", "frame_line", "is_code", "is_doc", "is_prose_word", "is_test",
-           "is_test_definition", "is_tooling", "moved_frame_reason", "path_factor")
+__all__ = ("SIGNALS", "Evidence", "Report", "frame_line", "is_code", "is_doc", "is_test", "is_test_definition",
+           "is_tooling", "moved_frame_reason", "path_factor")
 
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:\w+_)?(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)(?:_\w+)?/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
@@ -73,11 +74,6 @@ def is_tooling(path: str) -> bool:
 def is_code(path: str) -> bool:
     """Neither a test nor a doc (or non-code file) by its path."""
     return not is_test(path) and not is_doc(path)
-
-
-def is_prose_word(word: str) -> bool:
-    """A plain lowercase word (`kind`, `request`): as likely a word of English as the name of a definition."""
-    return re.fullmatch(r"[a-z]+", word) is not None
 
 
 def path_factor(path: str, config: RankConfig, corpus: Corpus) -> float:
@@ -318,7 +314,7 @@ def mentions(ev: Evidence, report: Report, weight: float, config: RankConfig) ->
                 hits = qualified
         rarity = 1.0 / (1.0 + math.log(len(hits)))
         strength = weight * rarity * (1.5 if ident in code_idents else 1.0) * (1.3 if qualifier else 1.0)
-        plain = ident not in code_idents and not qualifier and is_prose_word(name)
+        plain = is_plain_mention(ident, code_idents)
         if plain:
             strength *= config.prose_mention_factor
         if config.w_module_path > 0 and len(pieces) >= 3 and ident not in code_idents:

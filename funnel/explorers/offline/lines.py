@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from funnel.localize.candidates import report_title
 from funnel.localize.corpus import tokenize
 from funnel.localize.reasoning import Finding, named_items, reason
-from funnel.localize.signals import is_prose_word
+from funnel.localize.names import is_prose_word
 from repomap.focus import Focus
 from repomap.pointers import fold
 from schemas.enums import Role

@@ -15,6 +15,7 @@ from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSym
 from funnel.localize.citations import citation_order
 from funnel.explorers.offline.lines import best_line, narrow_prime, pointer
 from funnel.localize.reasoning import Finding
+from funnel.localize.names import report_names
 from funnel.localize.signals import moved_frame_reason
 from funnel.report.template import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
 from repomap.focus import Focus, Frame
@@ -371,8 +372,11 @@ def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) 
     read = f" Line {anchor} there {how}: `{code[:160]}`." if code else ""
     if held is not None:  # outside the cited definition (a class attribute beside the member cited)
         read += f" Line {held} of the file holds text the report quotes: `{lines[held - 1].strip()[:160]}`."
-    if top.parts.get("mention"):
+    named = report_names(prime.symbol, focus) if prime.symbol and top.parts.get("mention") else None
+    if named == prime.symbol and named:
         text = f"The report names {where}, the best match for the described behaviour among the definitions it mentions."
+    elif named:
+        text = f"The report names `{named}`; its member {where} best matches the described behaviour."
     elif top.parts.get("path"):
         text = f"The report mentions `{prime.path}`, and {where} is its definition that best matches the description."
     else:

@@ -202,3 +202,33 @@ async def test_a_suspect_saved_as_utf16_is_read_searched_and_verified_like_any_s
     assert dx.termination.reason == StopReason.done and dx.stats.claims_rejected == 0
     assert [(f.path, f.symbol) for f in dx.affected_files[:1]] == [("src/price.py", "format_price")]
     assert "return label / 100" in dx.affected_files[0].evidence
+
+
+FORMSETS = '''class ManagementForm:
+    def clean(self, data):
+        data.setdefault("total_forms", 0)
+        warn_template("default.html", data)
+        return data
+
+
+def warn_template(name, data):
+    return name
+'''
+
+
+async def test_the_root_cause_claims_only_the_name_the_report_writes(tmp_path):
+    root = _make(tmp_path / "repo", {"forms/formsets.py": FORMSETS, "forms/other.py": "def other():\n    return 1\n"})
+    text = "ManagementForm raises the default.html deprecation warning\nThe total_forms data of a ManagementForm warns."
+    explanation = (await investigate(_report(text), root, explorer=OfflineExplorer())).diagnosis.root_cause.explanation
+    assert "The report names `ManagementForm`; its member `ManagementForm.clean`" in explanation
+    assert "The report names `ManagementForm.clean`" not in explanation
+
+
+async def test_the_root_cause_does_not_claim_a_plain_word_as_a_name(tmp_path):
+    source = "def indices(array, wanted):\n    return [k for k in wanted if k < len(array)]\n"
+    root = _make(tmp_path / "repo", {"src/indices.py": source, "src/other.py": "def other():\n    return 1\n"})
+    text = "Negative indices wrap twice\nAn array of three with wanted negative indices wraps around twice."
+    diagnosis = (await investigate(_report(text), root, explorer=OfflineExplorer())).diagnosis
+    assert diagnosis.affected_files[0].symbol == "indices"
+    assert "The report names" not in diagnosis.root_cause.explanation
+    assert "named in the report" not in diagnosis.root_cause.explanation
