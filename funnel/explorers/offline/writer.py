@@ -373,7 +373,7 @@ def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) 
     if held is not None:  # outside the cited definition (a class attribute beside the member cited)
         read += f" Line {held} of the file holds text the report quotes: `{lines[held - 1].strip()[:160]}`."
     named = report_names(prime.symbol, focus) if prime.symbol and top.parts.get("mention") else None
-    if named == prime.symbol and named:
+    if named and named == prime.symbol:
         text = f"The report names {where}, the best match for the described behaviour among the definitions it mentions."
     elif named:
         text = f"The report names `{named}`; its member {where} best matches the described behaviour."

@@ -1,0 +1,65 @@
+"""Count the diagnoses of an eval run that claim the report names a definition whose name it never writes.
+
+    .venv/bin/python bench/name_claims.py /work/bench-out/lite-A /work/bench-out/lite-B --data ../shared/bench/swebench_lite.jsonl
+
+Two claims of the offline root cause are checked against the report's text (`funnel.localize.names.report_names`:
+a name written as code, qualified, or not a plain English word): the lead "The report names `X`" and each piece of
+evidence "defines `X` named in the report". A claim is false when the report writes neither X's own name nor that
+of a definition enclosing it; a lead is a member's (`member_leads`) when the report writes only the enclosing
+definition's name (`Form` of "The report names `Form.clean`"). Per run: the claims and the false ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from funnel.localize.names import report_names  # noqa: E402
+from repomap.focus import Focus  # noqa: E402
+
+_LEAD = re.compile(r"^The report names `([^`]+)`")
+_EVIDENCE = re.compile(r"defines `([^`]+)` named in the report")
+
+
+def audit(results: Path, reports: dict[str, str]) -> dict[str, int]:
+    """The counts of one run's `results.jsonl` (records without a diagnosis or a report are skipped)."""
+    counts = {"diagnoses": 0, "leads": 0, "false_leads": 0, "member_leads": 0, "evidence": 0, "false_evidence": 0}
+    for line in results.joinpath("results.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        text = reports.get(record["instance_id"])
+        root = ((record.get("diagnosis") or {}).get("root_cause") or {}).get("explanation")
+        if text is None or root is None:
+            continue
+        focus = Focus.from_text(text)
+        counts["diagnoses"] += 1
+        lead = _LEAD.match(root)
+        if lead:
+            named = report_names(lead.group(1), focus)
+            counts["leads"] += 1
+            counts["false_leads"] += named is None
+            counts["member_leads"] += named is not None and named != lead.group(1)
+        for named in _EVIDENCE.findall(root):
+            counts["evidence"] += 1
+            counts["false_evidence"] += report_names(named, focus) is None
+    return counts
+
+
+def main() -> None:
+    """Print one JSON line of counts per run."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("runs", type=Path, nargs="+", help="eval output directories (results.jsonl)")
+    ap.add_argument("--data", type=Path, required=True, help="the JSONL the eval ran (problem_statement)")
+    args = ap.parse_args()
+    reports = {r["instance_id"]: r["problem_statement"]
+               for r in (json.loads(x) for x in args.data.read_text().splitlines() if x.strip())}
+    for run in args.runs:
+        print(json.dumps({"run": str(run), **audit(run, reports)}))
+
+
+if __name__ == "__main__":
+    main()
