@@ -302,28 +302,30 @@ def test_title_bm25_lift_brings_up_the_file_matching_the_title_only(tmp_path):
     assert lifted.confidence == base.confidence
 
 
-def test_a_prose_word_naming_a_definition_counts_less_than_written_code(tmp_path):
+WIDGET_PROSE = "Widget is not visible after resize"
+WIDGET_CODE = "Widget is not `visible` after resize"
+
+
+def _widget_corpus(tmp_path) -> Corpus:
     repo = {"pkg/widget.py": "def visible(w):\n    return w.shown\n", "pkg/other.py": "def unrelated():\n    pass\n"}
-    root = _make(tmp_path, repo)
-    corpus = Corpus.build(root, list(repo))
-    prose = "Widget is not visible after resize"
-    code = "Widget is not `visible` after resize"
-    weak = rank(corpus, prose, Focus.from_text(prose)).candidates[0]
-    strong = rank(corpus, code, Focus.from_text(code)).candidates[0]
+    return Corpus.build(_make(tmp_path, repo), list(repo))
+
+
+def test_a_prose_word_naming_a_definition_counts_less_than_written_code(tmp_path):
+    corpus = _widget_corpus(tmp_path)
+    weak = rank(corpus, WIDGET_PROSE, Focus.from_text(WIDGET_PROSE)).candidates[0]
+    strong = rank(corpus, WIDGET_CODE, Focus.from_text(WIDGET_CODE)).candidates[0]
     assert weak.path == strong.path == "pkg/widget.py"
     assert 0 < weak.parts["mention"] < strong.parts["mention"]
-    full = rank(corpus, prose, Focus.from_text(prose), config=RankConfig(prose_mention_factor=1.0)).candidates[0]
+    full = rank(corpus, WIDGET_PROSE, Focus.from_text(WIDGET_PROSE),
+                config=RankConfig(prose_mention_factor=1.0)).candidates[0]
     assert full.parts["mention"] > weak.parts["mention"]
 
 
 def test_a_prose_word_is_not_claimed_as_a_name_the_report_wrote(tmp_path):
-    repo = {"pkg/widget.py": "def visible(w):\n    return w.shown\n", "pkg/other.py": "def unrelated():\n    pass\n"}
-    root = _make(tmp_path, repo)
-    corpus = Corpus.build(root, list(repo))
-    prose = "Widget is not visible after resize"
-    code = "Widget is not `visible` after resize"
-    weak = rank(corpus, prose, Focus.from_text(prose)).candidates[0]
-    strong = rank(corpus, code, Focus.from_text(code)).candidates[0]
+    corpus = _widget_corpus(tmp_path)
+    weak = rank(corpus, WIDGET_PROSE, Focus.from_text(WIDGET_PROSE)).candidates[0]
+    strong = rank(corpus, WIDGET_CODE, Focus.from_text(WIDGET_CODE)).candidates[0]
     assert "defines `visible`, whose name the report uses as the plain word “visible”" in weak.reasons
     assert not any("named in the report" in r for r in weak.reasons)
     assert "defines `visible` named in the report" in strong.reasons
