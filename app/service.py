@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from app import store
-from app.classify import classify
+from funnel.classify import classify
 from app.webhooks import parse_delivery
 from app.webhooks._common import invalid
 from app.repos import is_git_url, repository_name_problem
@@ -40,7 +40,7 @@ class InvalidRepositoryError(Exception):
 
 
 def classify_report(report: BugReport) -> ClassificationResult:
-    """The offline heuristic classifier (`app.classify.classify`)."""
+    """The offline heuristic classifier (`funnel.classify.classify`)."""
     return classify(report)
 
 

@@ -3,7 +3,7 @@
 The public entry points are importable from here: `investigate`, `investigate_sync`, `InvestigationResult`,
 `Limits` (and `ToolLimits`, `VerifyLimits`), `CancelToken`, `PHASE_ORDER`, `phase_of_tools`, and every error and
 stop type. The house
-(`docs/DESIGN.md`): `errors`/`limits`/`phases` <- `tools` <- `localize` <- `report` <- `explorers` <- `run`.
+(`docs/DESIGN.md`): `errors`/`limits`/`phases`/`classify` <- `tools` <- `localize` <- `report` <- `explorers` <- `run`.
 """
 
 from __future__ import annotations

@@ -66,7 +66,7 @@ def to_markdown(diagnosis: Diagnosis, *, repo_uri: str | None = None, title: str
     """A compact markdown comment for an issue tracker: the conclusion up front, details collapsed."""
     d = diagnosis
     commit = d.stats.commit
-    facts = [d.classification.value, f"confidence {d.confidence:.2f}"]
+    facts = [d.classification.value.replace("_", " "), f"confidence {d.confidence:.2f}"]
     if d.complexity:
         facts.append(f"{d.complexity.level.value} fix")
     if d.risk:

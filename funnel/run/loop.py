@@ -28,6 +28,7 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage
 
 from funnel.cancel import CancelToken
+from funnel.classify import classify
 from funnel.errors import Cancelled, RunFailed, StopRun, UserError
 from funnel.explorers import (
     AgentExplorer,
@@ -57,7 +58,7 @@ from funnel.run.trace import TraceWriter
 from repomap import RepoMap
 from repomap.walk import MapCancelled
 from schemas.diagnosis import Diagnosis, Termination
-from schemas.enums import StopReason
+from schemas.enums import Classification, StopReason
 from schemas.report import BugReport
 from schemas.trace import PrepassEvent, StartEvent, StopEvent, TraceEvent, VerifyEvent
 
@@ -127,7 +128,8 @@ async def investigate(
     transcript: list[ModelMessage] = []
     run = _Run(tracer=tracer, limits=limits, root=root, cancel=cancel, hooks=hooks or default_hooks(),
                deadline=started + limits.timeout_s, started=started, transcript=transcript, contexts=contexts,
-               report=report, commit=commit, structurer=structurer, summarize=summarize)  # fmt: skip
+               report=report, classification=classify(report).label, commit=commit, structurer=structurer,
+               summarize=summarize)  # fmt: skip
     outcome: _Outcome | None = None
     try:
         used = explorer
@@ -185,6 +187,7 @@ class _Run:
     transcript: list[ModelMessage]
     contexts: Contexts
     report: BugReport
+    classification: Classification
     commit: str | None
     structurer: str | None
     summarize: Summarizer | None
@@ -216,6 +219,7 @@ class _Run:
                 _log.exception("could not assemble the diagnosis")
                 detail = f"internal error while assembling the result: {type(e).__name__}: {e}"
                 diagnosis = Diagnosis(summary=detail, termination=Termination(reason=StopReason.error, detail=detail))
+            diagnosis.classification = self.classification  # what the report is, whoever wrote the diagnosis
             term = diagnosis.termination
             state.emit(StopEvent, reason=term.reason, detail=term.detail)
         return _Outcome(diagnosis, markdown, findings, stop, state)

@@ -13,7 +13,8 @@ from funnel.run.hooks import Hooks
 from funnel import investigate, investigate_sync
 from funnel.limits import Limits
 from funnel.run.trace import messages_path, read_messages, read_trace
-from schemas.enums import Phase, StopReason
+from schemas import BugReport
+from schemas.enums import Classification, Phase, StopReason
 from schemas.trace import PhaseChangeEvent, ToolCallEvent, VerifyEvent
 from tests.funnel.harness_support import (
     BAD_REPORT,
@@ -47,6 +48,20 @@ async def test_happy_path_ends_done_with_a_verified_diagnosis(tmp_path):
     assert dx.stats.input_tokens > 0 and dx.stats.explorer == "script"
     assert kinds(result.events)[0] == "start" and kinds(result.events)[-1] == "stop"
     assert [e.ok for e in result.events if isinstance(e, VerifyEvent)] == [True]
+
+
+async def test_the_diagnosis_carries_what_kind_of_report_it_answers():
+    crash = REPORT.model_copy(update={"body": REPORT.body + "\n\nTraceback (most recent call last):\n  File \"shop/pricing.py\", "
+                                               "line 3, in apply_discount\nZeroDivisionError: division by zero"})
+    feature = BugReport(title="Add a currency option to apply_discount", body="It would be nice to pass a currency.")
+    kinds_seen = []
+    for report in (REPORT, crash, feature):
+        result = await investigate(report, FIXTURE_REPO, explorer=ScriptExplorer(Script(HAPPY_STEPS)))
+        kinds_seen.append(result.diagnosis.classification)
+    stopped = await investigate(crash, FIXTURE_REPO, explorer=ScriptExplorer(Script([text(BAD_REPORT)])),
+                                limits=Limits(max_attempts=1))
+    assert kinds_seen == [Classification.bug, Classification.crash, Classification.feature_request]
+    assert stopped.diagnosis.classification == Classification.crash
 
 
 async def test_each_phase_offers_only_its_tools():

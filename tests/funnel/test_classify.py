@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.classify import classify
+from funnel.classify import classify
 from schemas import BugReport, Classification
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "webhooks"
