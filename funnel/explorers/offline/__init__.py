@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from pydantic_ai.models.function import FunctionModel
 
+from funnel.classify import classify
 from funnel.explorers.protocol import ExplorerContext
 from funnel.explorers.offline.policy import OfflineConfig, OfflinePolicy
 from funnel.localize.rank import Candidate, CandidateRanking, RankConfig, build_corpus, rank_report
@@ -43,7 +44,8 @@ class OfflineExplorer:
     def build_model(self, ctx: ExplorerContext) -> FunctionModel:
         """A FunctionModel running the offline policy over this run's report, tree and repo map."""
         policy = OfflinePolicy(text=ctx.report.text, root=ctx.root, repo_map=ctx.repo_map, focus=ctx.focus,
-                               limits=ctx.limits, config=self.config, history=ctx.history)  # fmt: skip
+                               limits=ctx.limits, config=self.config, history=ctx.history,
+                               kind=classify(ctx.report).label)  # fmt: skip
         self.last_policy = policy
         return FunctionModel(policy, model_name="offline")
 

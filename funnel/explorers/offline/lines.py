@@ -225,7 +225,8 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
     elif config.first_range_lines > 0:
         first.end = min(first.end, first.start + config.first_range_lines - 1)
     if config.pad_first_range and config.first_range_lines > 0 and source:
-        lo, hi = _free_lines(first, [c for c in out[1:] if c.path == path], len(lines))
+        last = len(lines) - (lines[-1] == "")  # a final newline ends the last line; it starts none
+        lo, hi = _free_lines(first, [c for c in out[1:] if c.path == path], last)
         first.start, first.end = pad(first.start, first.end, lo, hi, config.first_range_lines)
     for f in [f for f in findings[1:] if not first.start <= f.line <= first.end][: config.extra_ranges]:
         owner = next((c for c in out if c.path == path and c.symbol == f.symbol), first)

@@ -34,14 +34,16 @@ from funnel.localize.corpus import Corpus
 from funnel.localize.evidence import Read, parse_read, parse_search_hits, search_terms, symbol_queries
 from funnel.localize.history import HistoryConfig, HistorySource
 from funnel.localize.citations import RankedLocations, ranked_locations
+from funnel.localize.candidates import report_title
 from funnel.localize.rank import CONTEXT_PARTS, CandidateRanking, RankConfig, rank_report
+from funnel.localize.requested import Addition, find_addition
 from funnel.explorers.offline.writer import WriterConfig, plan_citations, write_report
 from funnel.limits import Limits
 from funnel.phases import ControlTool, phase_of_tools
 from repomap import RepoMap
 from repomap.focus import Focus
 from repomap.walk import BAD_NAME_HOLDS, SkipReason
-from schemas.enums import Phase, ToolName
+from schemas.enums import Classification, Phase, ToolName
 
 __all__ = ("OfflineConfig", "OfflinePolicy")
 
@@ -74,7 +76,8 @@ class OfflinePolicy:
     """The FunctionModel function: one deterministic decision per model request."""
 
     def __init__(self, *, text: str, root: Path, repo_map: RepoMap | None, focus: Focus | None, limits: Limits,
-                 config: OfflineConfig | None = None, history: HistorySource | None = None) -> None:
+                 config: OfflineConfig | None = None, history: HistorySource | None = None,
+                 kind: Classification = Classification.bug) -> None:
         self.text = text
         """The report text (title and body)."""
         self.root = root
@@ -89,6 +92,10 @@ class OfflinePolicy:
         """Knobs."""
         self.history = history
         """The repository's history up to the investigated commit, or None."""
+        self.kind = kind
+        """What kind of report it is (`funnel.classify`): a feature request's report is worded as one."""
+        self.addition: Addition | None = None
+        """The definition a feature request's title asks for and its place in the prime suspect, if any."""
         self.ranking: CandidateRanking | None = None
         """Candidates, computed on the first turn."""
         self.corpus: Corpus | None = None
@@ -124,7 +131,10 @@ class OfflinePolicy:
                 plan.append((ToolName.find_symbol, {"name": self.ranking.candidates[0].symbols[0].span.name}))
             self._explore = plan[:budget]
             reads_budget = min(self.config.reads, getattr(self.limits, "deep_dive_reads", self.config.reads))
-            cites = plan_citations(self.ranking, self.corpus.texts, self.config.writer, report=self.text, focus=self.focus)
+            if self.kind == Classification.feature_request and self.ranking.candidates:
+                self.addition = find_addition(report_title(self.text), self.corpus, self.ranking.candidates[0].path)
+            cites = plan_citations(self.ranking, self.corpus.texts, self.config.writer, report=self.text,
+                                   focus=self.focus, addition=self.addition)
             # Read the prime suspect's two best definitions, then the next files' best, then the rest.
             firsts = [c for k, c in enumerate(cites) if k > 0 and c.path != cites[0].path and c.path not in {x.path for x in cites[:k]}]
             order = cites[:2] + firsts + cites[2:]
@@ -225,8 +235,8 @@ class OfflinePolicy:
                     pattern = calls.get(p.tool_call_id, ("", {}))[1].get("pattern", "")
                     if pattern:
                         searched[pattern] = parse_search_hits(content)
-        return write_report(self.text, self.focus, self.ranking, reads, self.corpus.texts,
-                            searched=searched, config=self.config.writer)  # fmt: skip
+        return write_report(self.text, self.focus, self.ranking, reads, self.corpus.texts, searched=searched,
+                            config=self.config.writer, kind=self.kind, addition=self.addition)  # fmt: skip
 
 
 def _key(tool: str, args: dict[str, Any]) -> str:

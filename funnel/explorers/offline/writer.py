@@ -13,13 +13,16 @@ from funnel.localize.calibration import calibrated, prime_language
 from funnel.localize.evidence import Read
 from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol, report_title
 from funnel.localize.citations import citation_order
+from funnel.explorers.offline.changes import proposed_change
+from funnel.explorers.offline.feature import place_addition, request_opening, request_summary
 from funnel.explorers.offline.lines import best_line, narrow_prime, pointer
 from funnel.localize.reasoning import Finding
 from funnel.localize.names import report_names
+from funnel.localize.requested import Addition
 from funnel.localize.signals import moved_frame_reason
 from funnel.report.template import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
 from repomap.focus import Focus, Frame
-from schemas.enums import Complexity, Risk, Role
+from schemas.enums import Classification, Complexity, Risk, Role
 
 __all__ = ("WriterConfig", "Citation", "plan_citations", "write_report")
 
@@ -78,6 +81,9 @@ class Citation:
     """The whole definition cited (the range may be cut inside it)."""
     finding: Finding | None = None
     """What the reasoning layer found at this citation's line, if anything."""
+    adds: str | None = None
+    """The name a feature request asks for, when this citation is the place it would be added
+    (`feature.place_addition`: the last lines of the member it resembles and the room after it)."""
 
 
 def _span_for(hit: CandidateSymbol | None, cand: Candidate, total_lines: int, config: WriterConfig) -> tuple[int, int]:
@@ -96,10 +102,12 @@ def _span_for(hit: CandidateSymbol | None, cand: Candidate, total_lines: int, co
 
 
 def plan_citations(ranking: CandidateRanking, texts: dict[str, str], config: WriterConfig | None = None, *,
-                   report: str | None = None, focus: Focus | None = None) -> list[Citation]:
+                   report: str | None = None, focus: Focus | None = None,
+                   addition: Addition | None = None) -> list[Citation]:
     """The ranked locations to cite, in `rank.citation_order` (by default the prime suspect's best definitions, then
     the best one of each next file); with the `report`, the prime suspect's first range is narrowed to the line
-    the reasoning layer selects (`narrow_prime`)."""
+    the reasoning layer selects (`narrow_prime`); with an `addition` a feature request asks for, the place it would
+    go in the prime suspect comes first (`feature.place_addition`)."""
     config = config or WriterConfig()
     out: list[Citation] = []
     for n, (cand, hit) in enumerate(citation_order(ranking, files=config.files, prime_symbols=config.prime_symbols)):
@@ -118,7 +126,7 @@ def plan_citations(ranking: CandidateRanking, texts: dict[str, str], config: Wri
         )
     if report is not None and out:
         out = narrow_prime(out, report, focus or Focus.from_text(report), ranking.query_terms, texts, config)
-    return out
+    return place_addition(out, addition, texts, config.first_range_lines)
 
 
 def _quote(cite: Citation, reads: list[Read], texts: dict[str, str], config: WriterConfig,
@@ -168,11 +176,15 @@ def write_report(
     *,
     searched: dict[str, list[tuple[str, int]]] | None = None,
     config: WriterConfig | None = None,
+    kind: Classification = Classification.bug,
+    addition: Addition | None = None,
 ) -> str:
-    """The markdown report for a ranking and the lines read, in the shared template."""
+    """The markdown report for a ranking and the lines read, in the shared template; a feature request's (`kind`)
+    says what it asks for and proposes the addition (`addition`: the definition it asks for and its place)."""
     config = config or WriterConfig()
     searched = searched or {}
-    cites = plan_citations(ranking, texts, config, report=report_text, focus=focus)
+    feature = kind == Classification.feature_request
+    cites = plan_citations(ranking, texts, config, report=report_text, focus=focus, addition=addition if feature else None)
     confidence = ranking.confidence
     title = report_title(report_text).strip()[:160]
     if not cites:
@@ -195,16 +207,22 @@ def write_report(
         )
     prime, top = cites[0], ranking.candidates[0]
     where = f"`{prime.symbol}` in `{prime.path}`" if prime.symbol else f"`{prime.path}`"
+    if prime.adds and addition is not None:
+        where = (f"`{addition.owner}` in " if addition.owner else "") + f"`{prime.path}`, beside `{prime.symbol}`"
     weak = confidence < config.low_confidence
     summary = (
-        f"The behaviour reported in “{title}” most likely comes from {where}."
+        request_summary(title, where, weak) if feature
+        else f"The behaviour reported in “{title}” most likely comes from {where}."
         if not weak
         else f"Weak evidence only: “{title}” may involve {where}, but the report gives little to go on."
     )
     found = prime.finding
-    explanation_parts = _explanation(prime, top, focus, texts, weak=weak, found=found)
+    explanation_parts = _explanation(prime, top, focus, texts, weak=weak, found=found,
+                                     opening=request_opening(addition, prime) if feature else "",
+                                     lead=prime.adds is None)
     evidence = _evidence(cites, quotes, searched)
-    description = _patched(prime, focus, texts.get(prime.path, "")) or _change(found, focus)
+    description = proposed_change(prime, found, focus, texts.get(prime.path, ""), title=title,
+                                  addition=addition if feature else None, feature=feature)
     changes = [DraftChange(path=prime.path, symbol=prime.symbol, description=description)]
     span = prime.end - prime.start + 1
     complexity = Complexity.small if span <= 60 else Complexity.medium
@@ -215,7 +233,8 @@ def write_report(
         proposed_changes=changes,
         complexity=DraftRating(level=str(complexity), reason="the change is expected inside one definition"
                                if complexity == Complexity.small else "the suspect definition is long"),
-        risk=DraftRating(level=str(Risk.medium), reason="not assessed beyond the suspect definition; callers may rely on the current behaviour"),
+        risk=DraftRating(level=str(Risk.low), reason="a definition added beside the others leaves their behaviour as it is")
+        if prime.adds else DraftRating(level=str(Risk.medium), reason="not assessed beyond the suspect definition; callers may rely on the current behaviour"),
         confidence=calibrated(confidence, prime_language(prime.path), ranking.confidence_features),
         open_questions=_questions(focus) if weak else [],
     )
@@ -223,14 +242,18 @@ def write_report(
 
 
 def _explanation(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str], *, weak: bool,
-                 found: Finding | None) -> list[str]:
+                 found: Finding | None, opening: str = "", lead: bool = True) -> list[str]:
     """The root cause's sentences: the mechanism a reasoning rule found at the cited line (or, when none fired, the
-    lead and a plain word that none did), the evidence tying it to the report, and a caveat when weak."""
+    lead and a plain word that none did), the evidence tying it to the report, and a caveat when weak. A feature
+    request's `opening` comes first; without the `lead` (the opening places an addition) no sentence describes the
+    cited lines as a match."""
     reasons = list(top.reasons)
     for hit in top.symbols[:1]:
         reasons.extend(r for r in hit.reasons if r not in reasons and r != "named in the report")
     if found is not None:
         explanation_parts = [_reasoned(found, prime)]
+    elif not lead:
+        explanation_parts = []
     else:
         lead, lexical = _lead(prime, top, focus, texts)
         explanation_parts = [lead, "No rule of the reasoning layer (error shapes, named options or values) matched "
@@ -243,7 +266,7 @@ def _explanation(prime: Citation, top: Candidate, focus: Focus, texts: dict[str,
                                  "definition points here).")  # fmt: skip
     if weak:
         explanation_parts.append("This is a lead to check, not an established cause.")
-    return explanation_parts
+    return [opening, *explanation_parts] if opening else explanation_parts
 
 
 def _evidence(cites: list[Citation], quotes: dict[int, tuple[str, int | None]],
@@ -274,56 +297,6 @@ def _reasoned(found: Finding, prime: Citation) -> str:
     what = f"The report's `{found.error}`" if found.error else "The reported behaviour"
     return (f"{what} points at `{prime.symbol or prime.path}` (`{prime.path}:{found.line}`): "
             f"{found.mechanism}.")
-
-
-def _change(found: Finding | None, focus: Focus) -> str:
-    """The proposed edit: tied to the selected line when a rule fired, else the honest generic advice."""
-    if found is None:
-        shown = next((m for m in focus.messages if _reads_as_message(m)), "")
-        return ("Check this definition against the reported behaviour"
-                + (f" (the report shows “{_clip(shown, 120)}”)" if shown else "")
-                + " and correct the handling there; add a regression test reproducing the report.")
-    text = found.change[0].upper() + found.change[1:]
-    if found.suggestion:
-        text += f", for example `{found.suggestion}`"
-    return text + "; add a regression test reproducing the report."
-
-
-def _patched(prime: Citation, focus: Focus, source: str) -> str:
-    """The proposed edit when the report carries a patch changing a line of the prime suspect's first range: that
-    edit, in words (never applied), ahead of any rule's."""
-    for link in focus.links:
-        if not link.text or not link.names(prime.path):
-            continue
-        line = link.line_in(source)
-        if not prime.start <= line <= prime.end:
-            continue
-        new = f"`{_clip(' '.join(link.added), 120)}`"
-        if link.inserts:
-            edit = f"The report's patch adds {new} after line {line}"
-        elif link.added:
-            edit = f"The report's patch replaces line {line} (`{_clip(link.text, 80)}`) with {new}"
-        else:
-            edit = f"The report's patch removes line {line} (`{_clip(link.text, 80)}`)"
-        return edit + ": check it against the reported behaviour; add a regression test reproducing the report."
-    return ""
-
-
-def _reads_as_message(text: str) -> bool:
-    """A quoted string that reads as a message (`'Good' is not a valid Status`), not a fragment of the report's
-    code that happened to stand between two quotes (`, x) << ' ' << fmt::format(`, `{"key": "value"}`)."""
-    if not text[:1].isalnum() and text[:1] not in "'\"":
-        return False
-    if any(text.count(a) != text.count(b) for a, b in ("()", "[]", "{}")):
-        return False
-    return sum(c.isalnum() or c.isspace() or c == "_" for c in text) >= 0.75 * len(text)
-
-
-def _clip(text: str, limit: int) -> str:
-    """`text` cut at a word boundary to at most `limit` characters, `…` marking the cut."""
-    if len(text) <= limit:
-        return text
-    return text[:limit].rpartition(" ")[0].rstrip(" ,.;:") + "…"
 
 
 def _questions(focus: Focus, *, none_found: bool = False) -> list[str]:

@@ -1,0 +1,81 @@
+"""The offline report of a feature request: what it asks for, where the change would go, and how to make it.
+
+A feature request reports no fault. Its report says so, names the definition the title asks for when the tree
+does not have it yet (`funnel.localize.requested`), cites the place it would be added (after the member it most
+resembles), and proposes the addition or extension instead of a correction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from funnel.localize.reasoning import Finding
+from funnel.localize.requested import Addition
+from schemas.enums import Role
+
+if TYPE_CHECKING:  # the writer imports this module; its types are only needed for annotations
+    from funnel.explorers.offline.writer import Citation
+
+__all__ = ("place_addition", "request_change", "request_opening", "request_summary")
+
+_AFTER_LINES = 5
+"""Lines after the member an addition goes after that its citation holds (the room the new definition takes)."""
+
+
+def place_addition(cites: list[Citation], addition: Addition | None, texts: dict[str, str], width: int
+                   ) -> list[Citation]:
+    """The citations with the place an addition would go first, when the prime suspect is its file and a member
+    resembles the requested name: the last lines of that member and the lines after it, at most `width` lines."""
+    if addition is None or addition.after is None or not cites or cites[0].path != addition.path:
+        return cites
+    after = addition.after
+    text = texts.get(addition.path, "")
+    total = text.count("\n") + (not text.endswith("\n"))
+    end = min(total, after.end_line + _AFTER_LINES)
+    start = max(after.start_line, end - max(width, _AFTER_LINES + 1) + 1)
+    placed = replace(cites[0], start=start, end=max(start, end), symbol=after.qualname, role=Role.cause,
+                     focus_lines=[after.end_line], span=(after.start_line, after.end_line), finding=None,
+                     adds=addition.name)
+    rest = [c for c in cites if not (c.path == placed.path and c.symbol == placed.symbol
+                                     and c.start <= placed.end and placed.start <= c.end)]
+    return [placed, *(replace(c, role=Role.related) if c.role == Role.cause else c for c in rest)]
+
+
+def request_summary(title: str, where: str, weak: bool) -> str:
+    """The summary of a feature request's report."""
+    if weak:
+        return f"Weak evidence only: the request “{title}” may concern {where}, but the report gives little to go on."
+    return f"The report asks for new behaviour (“{title}”); the change most likely belongs in {where}."
+
+
+def request_opening(addition: Addition | None, prime: Citation) -> str:
+    """The root cause's first sentence for a feature request: no fault, and what the title asks for that the tree
+    does not have; where it would be added when the citation is that place."""
+    text = "The report asks for new behaviour rather than reporting a fault in existing code"
+    if addition is None:
+        return text + "."
+    owner = f"`{addition.owner}`" if addition.owner else "the repository"
+    text += f": `{addition.name}`, which {owner} does not define yet"
+    if prime.adds is None or addition.after is None:
+        return text + "."
+    after = addition.after
+    among = f"the member of `{addition.owner}`" if addition.owner else f"the definition of `{addition.path}`"
+    return (text + f". It would go beside `{after.qualname}` (`{prime.path}:{after.start_line}-{after.end_line}`), "
+            f"{among} whose name it most resembles: the cited lines end it and hold the room after it.")
+
+
+def request_change(addition: Addition | None, prime: Citation, found: Finding | None, title: str) -> str:
+    """The proposed change of a feature request: the addition, placed when the citation is its place; else the
+    extension of the cited definition (at a rule's line when one fired)."""
+    test = "; add a test of the new behaviour."
+    if addition is not None:
+        text = f"Add `{addition.name}` to " + (f"`{addition.owner}` in " if addition.owner else "") + f"`{addition.path}`"
+        if prime.adds is not None and addition.after is not None:
+            text += (f", after `{addition.after.qualname}` (line {addition.after.end_line}), written the way its "
+                     "neighbours are")
+        return text + test
+    what = f"`{prime.symbol}`" if prime.symbol else f"`{prime.path}`"
+    at = f" (at line {found.line}, where the report's `{found.error}` points)" if found and found.error else (
+        f" (at line {found.line})" if found else "")
+    return f"Extend {what}{at} to provide what the report asks for (“{title[:120]}”)" + test

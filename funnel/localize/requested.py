@@ -1,0 +1,117 @@
+"""What a feature request asks to add, and where it would go.
+
+A request such as "Add `AsyncFd::try_io`" or "Add `recv_many` to StreamMap" names, in its title, a definition the
+tree does not have yet, often with the definition it would belong to. Such a definition is usually added beside the
+member it most resembles (`mark_unchanged` after `mark_changed`) or after the owner's last member; that line, not
+a line of existing code, is where the change goes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from funnel.localize.corpus import Corpus, SymbolSpan, split_identifier
+from funnel.localize.names import is_prose_word
+
+__all__ = ("Addition", "find_addition", "requested_names")
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_WRITTEN = re.compile(rf"{_NAME}(?:<[^<>`]*>)?(?:(?:::|\.|#){_NAME}(?:<[^<>`]*>)?)*(?:\(\))?")
+_QUALIFIED = re.compile(rf"\b{_NAME}(?:(?:::|\.|#){_NAME})+(?:\(\))?|\b{_NAME}\(\)")
+_CAPITALISED = re.compile(r"\b[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*\b")
+
+
+@dataclass(frozen=True)
+class Addition:
+    """A definition the report asks for, and the place in one file where it would be added."""
+
+    name: str
+    """The requested name (`try_io`)."""
+    owner: str | None
+    """Qualified name of the definition it would belong to (`AsyncFd`), when the title names one this file has;
+    None: the file's top level."""
+    path: str
+    """The file it would be added to."""
+    after: SymbolSpan | None
+    """The existing definition it would go after: the owner's member whose name shares the most words with the
+    requested one (the later of equals; `mark_changed` for `mark_unchanged`); None when no member's name shares one
+    (the owner's last member is no better a guess than the ranking's line: measured, docs/offline.md)."""
+
+
+def _written_names(title: str) -> list[list[str]]:
+    """The names the title writes as code, each split into its parts (`AsyncFd::try_io` → AsyncFd, try_io): spans in
+    backticks that hold one (qualified) name, and qualified names or calls outside them."""
+    found = [m.group(0) for s in _CODE_SPAN.findall(title) if (m := _WRITTEN.fullmatch(s.strip()))]
+    found += _QUALIFIED.findall(_CODE_SPAN.sub(" ", title))
+    out = []
+    for text in found:
+        parts = [p for p in re.split(r"::|\.|#", re.sub(r"<[^<>]*>|\(\)", "", text)) if p]
+        if parts and len(parts[-1]) >= 3:
+            out.append(parts)
+    return out
+
+
+def _qualnames(corpus: Corpus, name: str) -> list[str]:
+    return [corpus.docs[i].symbols[j].qualname for i, j in corpus.names.get(name, ())]
+
+
+def _is_member(qualname: str, owner: str, name: str) -> bool:
+    return qualname == f"{owner}.{name}" or qualname.endswith(f".{owner}.{name}")
+
+
+def requested_names(title: str, corpus: Corpus) -> list[tuple[str, str | None]]:
+    """`(name, owner)` for each name the title writes as code that the tree does not define (under that owner, when
+    the title qualifies it by a defined one: `AsyncFd::try_io` while only `AsyncFdReadyGuard.try_io` exists), in
+    title order; `owner` None when the title qualifies it by none."""
+    out: list[tuple[str, str | None]] = []
+    for parts in _written_names(title):
+        name = parts[-1]
+        owner = next((p for p in reversed(parts[:-1]) if p in corpus.names), None)
+        defined = _qualnames(corpus, name)
+        if owner is not None and any(_is_member(q, owner, name) for q in defined):
+            continue
+        if owner is None and (defined or len(parts) == 1 and is_prose_word(name) and not title.count(f"`{name}")):
+            continue
+        if (name, owner) not in out:
+            out.append((name, owner))
+    return out
+
+
+def _owners(title: str, corpus: Corpus, named: Iterable[str | None]) -> list[str]:
+    """Definitions the title names that could hold a new member: the owners it qualifies requested names by, then
+    the defined names it writes as code or capitalised (`StreamMap`, `Builder`), in title order."""
+    words = [p for parts in _written_names(title) for p in parts]
+    words += _CAPITALISED.findall(_CODE_SPAN.sub(" ", title).split(" ", 1)[-1])  # the title's first word is no name
+    return list(dict.fromkeys([*(o for o in named if o), *(w for w in words if w in corpus.names)]))
+
+
+def find_addition(title: str, corpus: Corpus, path: str) -> Addition | None:
+    """Where in `path` the first definition the title requests would be added: in the owner the title names (a
+    definition of `path` with members), else among the file's top-level definitions, after the one whose name is
+    most like it (a name no definition of the tree has, for the top level); None when the title requests no name
+    the tree lacks or `path` is not indexed."""
+    wanted = requested_names(title, corpus)
+    doc = corpus.docs[corpus.by_path[path]] if path in corpus.by_path else None
+    if not wanted or doc is None:
+        return None
+    for owner in _owners(title, corpus, (o for _, o in wanted)):
+        for span in (s for s in doc.symbols if s.qualname.rpartition(".")[2] == owner):
+            members = [s for s in doc.symbols if s.qualname.rpartition(".")[0] == span.qualname]
+            if members:
+                name = next((n for n, o in wanted if o in (owner, None)), wanted[0][0])
+                return Addition(name=name, owner=span.qualname, path=path, after=_resembling(name, members))
+    name = next((n for n, o in wanted if o is None), None)  # defined nowhere, not only missing from its owner
+    if name is None:
+        return None
+    return Addition(name=name, owner=None, path=path,
+                    after=_resembling(name, [s for s in doc.symbols if "." not in s.qualname]))
+
+
+def _resembling(name: str, members: list[SymbolSpan]) -> SymbolSpan | None:
+    """The member whose name shares the most words with `name` (the later of equals); None when none shares one."""
+    words = set(split_identifier(name))
+    best = max(members, key=lambda s: (len(words & set(split_identifier(s.name))), s.end_line), default=None)
+    return best if best is not None and words & set(split_identifier(best.name)) else None
