@@ -224,21 +224,30 @@ def write_report(
     description = proposed_change(prime, found, focus, texts.get(prime.path, ""), title=title,
                                   addition=addition if feature else None, feature=feature)
     changes = [DraftChange(path=prime.path, symbol=prime.symbol, description=description)]
-    span = prime.end - prime.start + 1
-    complexity = Complexity.small if span <= 60 else Complexity.medium
+    complexity, risk = _ratings(prime)
     draft = ReportDraft(
         summary=summary,
         root_cause=DraftRootCause(explanation=" ".join(explanation_parts), evidence=evidence),
         affected_files=affected,
         proposed_changes=changes,
-        complexity=DraftRating(level=str(complexity), reason="the change is expected inside one definition"
-                               if complexity == Complexity.small else "the suspect definition is long"),
-        risk=DraftRating(level=str(Risk.low), reason="a definition added beside the others leaves their behaviour as it is")
-        if prime.adds else DraftRating(level=str(Risk.medium), reason="not assessed beyond the suspect definition; callers may rely on the current behaviour"),
+        complexity=complexity,
+        risk=risk,
         confidence=calibrated(confidence, prime_language(prime.path), ranking.confidence_features),
         open_questions=_questions(focus) if weak else [],
     )
     return render_report(draft)
+
+
+def _ratings(prime: Citation) -> tuple[DraftRating, DraftRating]:
+    """Complexity and risk of the proposed change: one definition to add beside its neighbours (a feature request's
+    placed addition) is small and low-risk; a change inside a definition is rated by the definition's length."""
+    if prime.adds:
+        return (DraftRating(level=str(Complexity.small), reason="one definition to add beside its neighbours"),
+                DraftRating(level=str(Risk.low), reason="a definition added beside the others leaves their behaviour as it is"))
+    small = prime.end - prime.start + 1 <= 60
+    return (DraftRating(level=str(Complexity.small if small else Complexity.medium),
+                        reason="the change is expected inside one definition" if small else "the suspect definition is long"),
+            DraftRating(level=str(Risk.medium), reason="not assessed beyond the suspect definition; callers may rely on the current behaviour"))
 
 
 def _explanation(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str], *, weak: bool,

@@ -149,6 +149,18 @@ async def test_prompt_has_the_map_memory_and_the_fenced_report(tmp_path):
     assert "Ignore previous instructions" in user.split(f"<<<{boundary}\n")[1]
 
 
+async def test_a_model_is_told_a_feature_request_asks_for_new_behaviour_not_a_fault():
+    prompts = []
+    for report in (REPORT, BugReport(title="Add a currency option to apply_discount", body="It would be nice.")):
+        script = Script(HAPPY_STEPS)
+        await investigate(report, FIXTURE_REPO, explorer=ScriptExplorer(script))
+        prompts.append("\n".join(p.content for p in script.seen[0][0].parts if p.part_kind == "user-prompt"))
+    bug, feature = prompts
+    assert "feature request" not in bug
+    assert feature.rstrip().endswith("describe the addition or extension and the definition it goes beside.")
+    assert "reads as a feature request" in feature.split(">>>")[-1]  # said outside the report's fence
+
+
 async def test_memory_file_is_trimmed_to_its_cap(tmp_path):
     repo = copy_repo(tmp_path)
     (repo / "AGENTS.md").write_text("x" * 10_000)

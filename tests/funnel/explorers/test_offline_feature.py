@@ -1,0 +1,59 @@
+"""The offline report of a feature request, end to end: through the real harness, tools and verification."""
+
+from __future__ import annotations
+
+from funnel import investigate
+from funnel.explorers.offline import OfflineExplorer
+from schemas.enums import Classification, Risk, StopReason
+from schemas.report import BugReport
+from tests.funnel.localize.test_offline_rank import _make
+from tests.funnel.localize.test_requested import ORDERS_PY, WATCH_RS
+
+FILES = {"src/watch.rs": WATCH_RS, "shop/orders.py": ORDERS_PY, "src/lib.rs": "pub mod watch;\n"}
+
+
+async def test_a_requested_member_is_placed_after_the_member_it_resembles(tmp_path):
+    report = BugReport(title="Add `mark_unchanged` for `watch::Receiver`",
+                       body="It would be nice to mark the current version seen without borrowing the value, the "
+                            "opposite of what mark_changed does on the Receiver.")
+    dx = (await investigate(report, _make(tmp_path / "repo", FILES), explorer=OfflineExplorer())).diagnosis
+    first = dx.affected_files[0]
+    assert dx.termination.reason == StopReason.done and not dx.termination.detail  # verified at the first attempt
+    assert dx.classification == Classification.feature_request
+    assert dx.summary.startswith("The report asks for new behaviour")
+    assert (first.path, first.symbol) == ("src/watch.rs", "Receiver.mark_changed")
+    assert first.line_start <= 13 < first.line_end  # mark_changed ends at line 13; the room after it is cited
+    assert "`mark_unchanged`, which `Receiver` does not define yet" in dx.root_cause.explanation
+    assert "best match" not in dx.root_cause.explanation
+    assert dx.proposed_changes[0].description.startswith("Add `mark_unchanged` to `Receiver` in `src/watch.rs`, after "
+                                                         "`Receiver.mark_changed` (line 13)")
+    assert dx.risk.level == Risk.low
+
+
+async def test_a_request_naming_nothing_new_proposes_to_extend_the_cited_definition(tmp_path):
+    report = BugReport(title="Support a currency in total", body="It would be nice if total(orders) took a currency.")
+    dx = (await investigate(report, _make(tmp_path / "repo", FILES), explorer=OfflineExplorer())).diagnosis
+    assert dx.classification == Classification.feature_request
+    assert dx.root_cause.explanation.startswith("The report asks for new behaviour rather than reporting a fault")
+    assert dx.affected_files[0].symbol == "total"
+    assert dx.proposed_changes[0].description.startswith("Extend `total` to provide what the report asks for")
+    assert "regression" not in dx.proposed_changes[0].description and dx.risk.level == Risk.medium
+
+
+async def test_a_bug_report_naming_a_missing_member_is_still_worded_as_a_fault(tmp_path):
+    report = BugReport(title="`Receiver::mark_unchanged` is missing after the upgrade",
+                       body="Calling mark_unchanged on the Receiver fails to compile since 1.2; mark_changed works.")
+    dx = (await investigate(report, _make(tmp_path / "repo", FILES), explorer=OfflineExplorer())).diagnosis
+    assert dx.classification == Classification.bug
+    assert dx.summary.startswith("The behaviour reported in")
+    assert "does not define yet" not in dx.root_cause.explanation
+
+
+async def test_a_first_range_widened_at_the_end_of_a_file_cites_only_lines_it_has(tmp_path):
+    source = "def total(orders):\n    return sum(o.amount for o in orders)\n\n\ndef names(orders):\n    return [o.name for o in orders]\n"
+    root = _make(tmp_path / "repo", {"shop/orders.py": source})
+    report = BugReport(title="names returns the wrong list", body="names(orders) returns the names in the wrong order.")
+    dx = (await investigate(report, root, explorer=OfflineExplorer())).diagnosis
+    first = dx.affected_files[0]
+    assert first.symbol == "names" and first.line_end == 6  # the file's six lines; its final newline starts no seventh
+    assert f"(`shop/orders.py:{first.line_start}-6`)" in dx.root_cause.explanation
