@@ -54,12 +54,16 @@ def _written_names(title: str) -> list[list[str]]:
     return out
 
 
-def _qualnames(corpus: Corpus, name: str) -> list[str]:
-    return [corpus.docs[i].symbols[j].qualname for i, j in corpus.names.get(name, ())]
-
-
-def _is_member(qualname: str, owner: str, name: str) -> bool:
-    return qualname == f"{owner}.{name}" or qualname.endswith(f".{owner}.{name}")
+def _defined_under(corpus: Corpus, name: str, owner: str) -> bool:
+    """Whether a definition `name` belongs to `owner`: a member of a definition so named, or a definition of a file
+    or directory so named (`html.json_script` in `utils/html.py`, `watch::Receiver` in `sync/watch.rs`)."""
+    for i, j in corpus.names.get(name, ()):
+        qualname, path = corpus.docs[i].symbols[j].qualname, corpus.docs[i].path
+        if qualname == f"{owner}.{name}" or qualname.endswith(f".{owner}.{name}"):
+            return True
+        if owner in path.rpartition(".")[0].split("/"):
+            return True
+    return False
 
 
 def requested_names(title: str, corpus: Corpus) -> list[tuple[str, str | None]]:
@@ -70,10 +74,10 @@ def requested_names(title: str, corpus: Corpus) -> list[tuple[str, str | None]]:
     for parts in _written_names(title):
         name = parts[-1]
         owner = next((p for p in reversed(parts[:-1]) if p in corpus.names), None)
-        defined = _qualnames(corpus, name)
-        if owner is not None and any(_is_member(q, owner, name) for q in defined):
+        if owner is not None and _defined_under(corpus, name, owner):
             continue
-        if owner is None and (defined or len(parts) == 1 and is_prose_word(name) and not title.count(f"`{name}")):
+        if owner is None and (name in corpus.names or len(parts) == 1 and is_prose_word(name)
+                              and not title.count(f"`{name}")):
             continue
         if (name, owner) not in out:
             out.append((name, owner))

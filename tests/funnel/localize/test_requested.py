@@ -56,6 +56,7 @@ def corpus(tmp_path_factory):
     root: Path = tmp_path_factory.mktemp("tree")
     (root / "src").mkdir()
     (root / "src" / "watch.rs").write_text(WATCH_RS)
+    (root / "src" / "lib.rs").write_text("pub mod watch;\n")  # a definition named `watch`, as a module
     (root / "shop").mkdir()
     (root / "shop" / "orders.py").write_text(ORDERS_PY)
     found, _ = build_corpus(root, build_repo_map(root, cache_dir=root.parent / f"{root.name}-cache"))
@@ -67,6 +68,7 @@ def corpus(tmp_path_factory):
     [
         ("Add `Receiver::try_io`", [("try_io", "Receiver")]),  # ReadyGuard has one; Receiver does not
         ("Add `mark_unchanged` or `mark_seen` for `sync::watch::Receiver`", [("mark_unchanged", None), ("mark_seen", None)]),
+        ("Add an option to `src.watch.Receiver()`", []),  # a module path: `watch` is defined, and so is its `Receiver`
         ("Add Receiver::mark_changed()", []),  # it exists
         ("Support `total` of an empty list", []),
         ("Allow `if let` in select", []),  # a phrase in backticks, not a name
