@@ -340,9 +340,10 @@ _BRACE_DEF = re.compile(
 )
 
 
-REGEX_SPANS = "regex-v2"
+REGEX_SPANS = "regex-v3"
 """What keys the cached counts of a file whose definitions are found by pattern: bump it when `regex_definitions`
-changes (v2: methods that take no keyword, `_KEYLESS_METHODS`)."""
+changes (v2: methods that take no keyword, `_KEYLESS_METHODS`; v3: the last definition ends on the file's last
+line, not on the nothing after its final newline)."""
 _KEYLESS_METHODS = frozenset(".dart .cu .cuh .groovy".split())
 """Languages with no grammar here whose methods take no keyword (`int total(...) {`): their definitions are found by
 keyword and by braces both."""
@@ -389,7 +390,7 @@ def regex_definitions(path: str, text: str) -> list[SymbolSpan]:
                 found.setdefault(text.count("\n", 0, at) + 1, (name, m.group(1) or "function"))
     starts = [(line, name, kw) for line, (name, kw) in sorted(found.items())]
     for idx, (line, name, kw) in enumerate(starts):
-        end = starts[idx + 1][0] - 1 if idx + 1 < len(starts) else len(lines)
+        end = starts[idx + 1][0] - 1 if idx + 1 < len(starts) else len(lines) - (lines[-1] == "")
         kind = "function" if kw in _FUNCTION_KEYWORDS else "class"
         spans.append(SymbolSpan(name.rpartition(".")[2], name, kind, line, max(line, end)))
     return spans

@@ -27,7 +27,7 @@ __all__ = ("INDEX_MIN_FILES", "FileRecord", "IndexStats", "CorpusIndex", "index_
 
 INDEX_MIN_FILES = 5_000
 """Trees with fewer indexed files rank from memory: reading them whole is faster than opening an index."""
-INDEX_VERSION = "v6"
+INDEX_VERSION = "v7"
 """Bump when a record or the tables change; files of other versions are never read."""
 _PATCH_FRACTION = 4
 """A stored index is patched when at most this fraction (1/n) of the files changed, else rebuilt."""
