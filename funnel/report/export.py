@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from funnel.report.template import fence_language, format_location
 from schemas.diagnosis import AffectedFile, Diagnosis
-from schemas.enums import Role, StopReason
+from schemas.enums import Classification, Role, StopReason
 
 __all__ = ("SARIF_SCHEMA_URI", "SARIF_VERSION", "blob_url", "to_json", "to_markdown", "to_sarif")
 
@@ -23,6 +23,9 @@ _RULES: dict[Role, tuple[str, str, str, str]] = {
     Role.symptom: ("bugsleuth/symptom", "BugSymptom", "warning", "Where the reported bug shows itself"),
     Role.related: ("bugsleuth/related", "RelatedCode", "note", "Code related to the reported bug"),
 }
+
+_FAULTS = frozenset({Classification.bug, Classification.crash, Classification.performance})
+"""Classifications that report a fault in the code, whose results keep their role's level."""
 
 
 def to_json(diagnosis: Diagnosis) -> str:
@@ -154,7 +157,8 @@ def _installed_version() -> str:
 
 
 def to_sarif(diagnosis: Diagnosis, *, tool_version: str | None = None, repo_uri: str | None = None) -> dict[str, Any]:
-    """The diagnosis as a SARIF 2.1.0 log: one result per affected file, ruleId and level by role.
+    """The diagnosis as a SARIF 2.1.0 log: one result per affected file, ruleId and level by role (every result a
+    `note` when the report is no fault: a feature request, a question).
 
     `tool_version` defaults to the installed bugsleuth version; `repo_uri` (with the commit from the run's
     stats) is recorded as version-control provenance.
@@ -165,6 +169,8 @@ def to_sarif(diagnosis: Diagnosis, *, tool_version: str | None = None, repo_uri:
     results = []
     for rank, item in enumerate(d.affected_files, 1):
         rule_id, _name, level, _desc = _RULES[item.role]
+        if d.classification not in _FAULTS:  # a feature request's place flags no defect in the code
+            level = "note"
         region: dict[str, Any] = {"startLine": item.line_start, "endLine": item.line_end}
         if item.evidence.strip():
             region["snippet"] = {"text": item.evidence}

@@ -21,7 +21,7 @@ from schemas import (
     Termination,
     diagnosis_json_schema,
 )
-from schemas.enums import Complexity, Risk, Role, StopReason
+from schemas.enums import Classification, Complexity, Risk, Role, StopReason
 
 ROOT = Path(__file__).resolve().parents[3]
 SARIF_SCHEMA = json.loads((ROOT / "tests/fixtures/sarif/sarif-schema-2.1.0.json").read_text())
@@ -75,6 +75,14 @@ def test_json_export_round_trips_and_validates_against_the_committed_schema():
 def test_sarif_validates_against_the_official_schema():
     log = to_sarif(_diagnosis(), tool_version="0.1.0", repo_uri="https://github.com/acme/app")
     assert _sarif_errors(log) == []
+
+
+def test_sarif_of_a_feature_request_flags_no_defect():
+    request = _diagnosis().model_copy(update={"classification": Classification.feature_request})
+    log = to_sarif(request, tool_version="0.1.0")
+    assert [r["level"] for r in log["runs"][0]["results"]] == ["note", "note", "note"]
+    assert log["runs"][0]["properties"]["classification"] == "feature_request" and _sarif_errors(log) == []
+    assert to_markdown(request).split("\n")[2].startswith("_feature request · confidence")
 
 
 def test_sarif_of_an_empty_or_failed_diagnosis_is_still_valid():
