@@ -260,7 +260,7 @@ def _explanation(prime: Citation, top: Candidate, focus: Focus, texts: dict[str,
     for hit in top.symbols[:1]:
         reasons.extend(r for r in hit.reasons if r not in reasons and r != "named in the report")
     if found is not None:
-        explanation_parts = [_reasoned(found, prime)]
+        explanation_parts = [_reasoned(found, prime, request=bool(opening))]
     elif not lead:
         explanation_parts = []
     else:
@@ -301,8 +301,13 @@ def _evidence(cites: list[Citation], quotes: dict[int, tuple[str, int | None]],
     return evidence
 
 
-def _reasoned(found: Finding, prime: Citation) -> str:
-    """The first sentence of the root cause when a rule fired: the mechanism at the selected line."""
+def _reasoned(found: Finding, prime: Citation, *, request: bool = False) -> str:
+    """The first sentence of the root cause when a rule fired: the mechanism at the selected line (for a feature
+    request, `request`, where the requested behaviour would be decided, not a fault)."""
+    if request and not found.error:
+        mechanism = found.mechanism.replace("the reported behaviour is decided here",
+                                            "the requested behaviour would be decided here")
+        return f"The requested behaviour touches `{prime.symbol or prime.path}` (`{prime.path}:{found.line}`): {mechanism}."
     what = f"The report's `{found.error}`" if found.error else "The reported behaviour"
     return (f"{what} points at `{prime.symbol or prime.path}` (`{prime.path}:{found.line}`): "
             f"{found.mechanism}.")

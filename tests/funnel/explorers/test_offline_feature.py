@@ -57,3 +57,15 @@ async def test_a_first_range_widened_at_the_end_of_a_file_cites_only_lines_it_ha
     first = dx.affected_files[0]
     assert first.symbol == "names" and first.line_end == 6  # the file's six lines; its final newline starts no seventh
     assert f"(`shop/orders.py:{first.line_start}-6`)" in dx.root_cause.explanation
+
+
+async def test_a_rule_fired_in_a_request_says_where_the_requested_behaviour_would_be_decided(tmp_path):
+    source = 'def render(text, color=True):\n    if color:\n        return "<b>" + text + "</b>"\n    return text\n'
+    root = _make(tmp_path / "repo", {"cli/render.py": source})
+    report = BugReport(title="Support the NO_COLOR environment variable in render",
+                       body="It would be nice if render turned `color` off when NO_COLOR is set.")
+    dx = (await investigate(report, root, explorer=OfflineExplorer())).diagnosis
+    explanation = dx.root_cause.explanation
+    assert "The requested behaviour touches `render` (`cli/render.py:2`)" in explanation
+    assert "would be decided here" in explanation and "The reported behaviour" not in explanation
+    assert dx.proposed_changes[0].description.startswith("Extend `render` (at line 2) to provide what the report asks for")
