@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from funnel.explorers.offline.lines import line_count
 from funnel.localize.reasoning import Finding
 from funnel.localize.requested import Addition
 from schemas.enums import Role
@@ -30,8 +31,7 @@ def place_addition(cites: list[Citation], addition: Addition | None, texts: dict
     if addition is None or addition.after is None or not cites or cites[0].path != addition.path:
         return cites
     after = addition.after
-    text = texts.get(addition.path, "")
-    total = text.count("\n") + (not text.endswith("\n"))
+    total = line_count(texts.get(addition.path, ""))
     end = min(total, after.end_line + _AFTER_LINES)
     start = max(after.start_line, end - max(width, _AFTER_LINES + 1) + 1)
     placed = replace(cites[0], start=start, end=max(start, end), symbol=after.qualname, role=Role.cause,

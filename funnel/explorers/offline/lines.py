@@ -23,11 +23,16 @@ from schemas.enums import Role
 if TYPE_CHECKING:  # the writer imports this module; its types are only needed for annotations
     from funnel.explorers.offline.writer import Citation, WriterConfig
 
-__all__ = ("best_line", "evidence_window", "line_scores", "narrow_prime", "pad", "pointer", "window")
+__all__ = ("best_line", "evidence_window", "line_count", "line_scores", "narrow_prime", "pad", "pointer", "window")
 
 _COMMENT = ("#", "//", "*", '"""', "'''", "/*")
 _BLOCKS = (('"""', '"""'), ("'''", "'''"), ("/*", "*/"))
 """Openers of docstrings and block comments, with their closers."""
+
+
+def line_count(text: str) -> int:
+    """How many lines a file's text has: a final newline ends the last line, it starts none."""
+    return text.count("\n") + (not text.endswith("\n"))
 
 
 def line_scores(shown: dict[int, str], start: int, end: int, query: dict[str, float]) -> dict[int, float]:
@@ -225,8 +230,7 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
     elif config.first_range_lines > 0:
         first.end = min(first.end, first.start + config.first_range_lines - 1)
     if config.pad_first_range and config.first_range_lines > 0 and source:
-        last = len(lines) - (lines[-1] == "")  # a final newline ends the last line; it starts none
-        lo, hi = _free_lines(first, [c for c in out[1:] if c.path == path], last)
+        lo, hi = _free_lines(first, [c for c in out[1:] if c.path == path], line_count(source))
         first.start, first.end = pad(first.start, first.end, lo, hi, config.first_range_lines)
     for f in [f for f in findings[1:] if not first.start <= f.line <= first.end][: config.extra_ranges]:
         owner = next((c for c in out if c.path == path and c.symbol == f.symbol), first)

@@ -15,7 +15,7 @@ from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSym
 from funnel.localize.citations import citation_order
 from funnel.explorers.offline.changes import proposed_change
 from funnel.explorers.offline.feature import place_addition, request_opening, request_summary
-from funnel.explorers.offline.lines import best_line, narrow_prime, pointer
+from funnel.explorers.offline.lines import best_line, line_count, narrow_prime, pointer
 from funnel.localize.reasoning import Finding
 from funnel.localize.names import report_names
 from funnel.localize.requested import Addition
@@ -111,7 +111,7 @@ def plan_citations(ranking: CandidateRanking, texts: dict[str, str], config: Wri
     config = config or WriterConfig()
     out: list[Citation] = []
     for n, (cand, hit) in enumerate(citation_order(ranking, files=config.files, prime_symbols=config.prime_symbols)):
-        total = texts.get(cand.path, "").count("\n") + 1
+        total = line_count(texts.get(cand.path, ""))
         start, end = _span_for(hit, cand, total, config)
         out.append(
             Citation(

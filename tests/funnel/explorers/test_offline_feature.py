@@ -69,3 +69,11 @@ async def test_a_rule_fired_in_a_request_says_where_the_requested_behaviour_woul
     assert "The requested behaviour touches `render` (`cli/render.py:2`)" in explanation
     assert "would be decided here" in explanation and "The reported behaviour" not in explanation
     assert dx.proposed_changes[0].description.startswith("Extend `render` (at line 2) to provide what the report asks for")
+
+
+async def test_a_file_without_definitions_is_cited_to_its_last_line_with_nothing_to_correct(tmp_path):
+    root = _make(tmp_path / "repo", {"scripts/run.py": "import os\nprint(os.sep.join(['a', 'b']))\n"})
+    report = BugReport(title="scripts/run.py prints the wrong separator", body="`python scripts/run.py` prints a/b on Windows.")
+    dx = (await investigate(report, root, explorer=OfflineExplorer())).diagnosis
+    assert (dx.affected_files[0].path, dx.affected_files[0].line_end) == ("scripts/run.py", 2)
+    assert dx.stats.claims_corrected == 0 and dx.corrections == []
