@@ -20,7 +20,7 @@ def proposed_change(prime: Citation, found: Finding | None, focus: Focus, source
                     addition: Addition | None, feature: bool) -> str:
     """The proposed change of the prime suspect: a patch the report carries first, then a feature request's
     addition or extension (`feature`), else the edit of the rule that fired at the cited line."""
-    return _patched(prime, focus, source) or (
+    return _patched(prime, focus, source, feature=feature) or (
         request_change(addition, prime, found, title) if feature else _change(found, focus))
 
 
@@ -37,7 +37,7 @@ def _change(found: Finding | None, focus: Focus) -> str:
     return text + "; add a regression test reproducing the report."
 
 
-def _patched(prime: Citation, focus: Focus, source: str) -> str:
+def _patched(prime: Citation, focus: Focus, source: str, *, feature: bool = False) -> str:
     """The proposed edit when the report carries a patch changing a line of the prime suspect's first range: that
     edit, in words (never applied), ahead of any rule's."""
     for link in focus.links:
@@ -53,6 +53,8 @@ def _patched(prime: Citation, focus: Focus, source: str) -> str:
             edit = f"The report's patch replaces line {line} (`{_clip(link.text, 80)}`) with {new}"
         else:
             edit = f"The report's patch removes line {line} (`{_clip(link.text, 80)}`)"
+        if feature:
+            return edit + ": check it against the requested behaviour; add a test of the new behaviour."
         return edit + ": check it against the reported behaviour; add a regression test reproducing the report."
     return ""
 

@@ -77,3 +77,18 @@ async def test_a_file_without_definitions_is_cited_to_its_last_line_with_nothing
     dx = (await investigate(report, root, explorer=OfflineExplorer())).diagnosis
     assert (dx.affected_files[0].path, dx.affected_files[0].line_end) == ("scripts/run.py", 2)
     assert dx.stats.claims_corrected == 0 and dx.corrections == []
+
+
+async def test_a_patch_in_a_request_is_checked_against_the_requested_behaviour(tmp_path):
+    root = _make(tmp_path / "repo", {"pkg/render.py": "def render_body(card, body):\n    lines = body.split(card.separator)\n"
+                                     "    return [line for line in lines if line]\n"})
+    body = ("It would be nice to split on any whitespace when no separator is set:\n```diff\n--- a/pkg/render.py\n"
+            "+++ b/pkg/render.py\n@@ -1,3 +1,3 @@\n def render_body(card, body):\n"
+            "-    lines = body.split(card.separator)\n+    lines = body.split(card.separator or None)\n"
+            "     return [line for line in lines if line]\n```\n")
+    dx = (await investigate(BugReport(title="Support cards without a separator", body=body), root,
+                            explorer=OfflineExplorer())).diagnosis
+    assert dx.classification == Classification.feature_request
+    assert dx.proposed_changes[0].description.startswith("The report's patch replaces line 2")
+    assert dx.proposed_changes[0].description.endswith(
+        "check it against the requested behaviour; add a test of the new behaviour.")
