@@ -15,6 +15,7 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -49,16 +50,22 @@ def audit(results: Path, reports: dict[str, str]) -> dict[str, int]:
     return counts
 
 
-def main() -> None:
-    """Print one JSON line of counts per run."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def count_runs(description: str, audit_run: Callable[[Path, dict[str, str]], dict[str, int]]) -> None:
+    """Read `RUN... --data DATA` from the command line and print one JSON line of `audit_run`'s counts per run
+    (given the reports' texts by instance id)."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("runs", type=Path, nargs="+", help="eval output directories (results.jsonl)")
     ap.add_argument("--data", type=Path, required=True, help="the JSONL the eval ran (problem_statement)")
     args = ap.parse_args()
     reports = {r["instance_id"]: r["problem_statement"]
                for r in (json.loads(x) for x in args.data.read_text().splitlines() if x.strip())}
     for run in args.runs:
-        print(json.dumps({"run": str(run), **audit(run, reports)}))
+        print(json.dumps({"run": str(run), **audit_run(run, reports)}))
+
+
+def main() -> None:
+    """Print one JSON line of counts per run."""
+    count_runs(__doc__.split("\n")[0], audit)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ correct for a range ending past the end of its file.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluation.data import report_from_statement  # noqa: E402
+from bench.name_claims import count_runs  # noqa: E402
 from funnel.classify import classify  # noqa: E402
 from schemas.enums import Classification  # noqa: E402
 
@@ -49,14 +49,8 @@ def audit(results: Path, kinds: dict[str, Classification]) -> dict[str, int]:
 
 def main() -> None:
     """Print one JSON line of counts per run."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("runs", type=Path, nargs="+", help="eval output directories (results.jsonl)")
-    ap.add_argument("--data", type=Path, required=True, help="the JSONL the eval ran (problem_statement)")
-    args = ap.parse_args()
-    kinds = {r["instance_id"]: classify(report_from_statement(r["problem_statement"])).label
-             for r in (json.loads(x) for x in args.data.read_text().splitlines() if x.strip())}
-    for run in args.runs:
-        print(json.dumps({"run": str(run), **audit(run, kinds)}))
+    count_runs(__doc__.split("\n")[0], lambda run, reports: audit(run, {
+        i: classify(report_from_statement(text)).label for i, text in reports.items()}))
 
 
 if __name__ == "__main__":
