@@ -21,6 +21,7 @@ from funnel.localize.history import HistorySource
 from funnel.tools.sandbox import Sandbox
 from repomap import RepoMap, SymbolIndex
 from repomap.focus import Focus
+from schemas.enums import Classification
 from schemas.report import BugReport
 
 __all__ = (
@@ -60,6 +61,8 @@ class ExplorerContext:
     """The markdown report template the output phase must follow."""
     history: HistorySource | None = None
     """The repository's git history up to the investigated commit, or None (not a git checkout, or turned off)."""
+    classification: Classification = Classification.bug
+    """What kind of report it is (`funnel.classify`, once per run): a feature request's report is worded as one."""
 
     @property
     def index(self) -> SymbolIndex | None:

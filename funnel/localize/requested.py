@@ -2,8 +2,8 @@
 
 A request such as "Add `AsyncFd::try_io`" or "Add `recv_many` to StreamMap" names, in its title, a definition the
 tree does not have yet, often with the definition it would belong to. Such a definition is usually added beside the
-member it most resembles (`mark_unchanged` after `mark_changed`) or after the owner's last member; that line, not
-a line of existing code, is where the change goes.
+member it most resembles (`mark_unchanged` after `mark_changed`); that place, not a line of existing code, is where
+the change goes. When no member resembles it, no place is guessed.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from funnel.tools.sandbox import Sandbox
 from repomap import RepoMap, build_repo_map
 from repomap.focus import Focus
 from repomap.walk import MapCancelled
+from schemas.enums import Classification
 from schemas.report import BugReport
 
 __all__ = ("ContextRequest", "Contexts")
@@ -41,6 +42,8 @@ class ContextRequest:
     commit: str | None = None
     cancel: threading.Event | None = None
     """Set when the run is cancelled: the map build stops (`MapCancelled`)."""
+    classification: Classification = Classification.bug
+    """What kind of report it is (`funnel.classify`), passed on to the explorers."""
 
 
 class Contexts:
@@ -82,7 +85,8 @@ def _context(req: ContextRequest) -> tuple[ExplorerContext, Prepass | None]:
     source = HistorySource.locate(root, req.git_dir, req.commit) if limits.history else None
     ctx = ExplorerContext(report=report, root=root, repo_map=repo_map, sandbox=Sandbox(root, limits=limits.tools), limits=limits,
                           focus=focus, extra_context=req.extra, memory=prompts.load_memory(root, limits, req.memory),
-                          template=prompts.report_template(), history=source)  # fmt: skip
+                          template=prompts.report_template(), history=source,
+                          classification=req.classification)  # fmt: skip
     found = None
     if req.prepass:
         found = run_prepass(report.text, root, repo_map, focus=focus, top=limits.prepass_candidates, history=source)

@@ -169,7 +169,7 @@ def command_attempt(state: RunState, explorer: ReportCommand, ctx: ExplorerConte
 
     async def run(prompt: str, findings: list[str]) -> str:
         check_stop(state)
-        user = prompts.user_prompt(ctx.report, state.limits)
+        user = prompts.user_prompt(ctx.report, state.limits, kind=ctx.classification)
         text = prompts.command_prompt(system=system, user=user, findings=findings or None)
         state.iterations += 1
         transcript.append(ModelRequest(parts=[UserPromptPart(text)]))

@@ -122,13 +122,14 @@ async def investigate(
     cancel = cancel or CancelToken()
     traits = traits_of(explorer)
     wants_prepass = traits.prepass and limits.prepass and limits.prepass_candidates > 0
+    kind = classify(report).label
     contexts = Contexts(ContextRequest(report=report, root=root, repo_map=repo_map, extra=extra_context, memory=memory,
                                        limits=limits, prepass=wants_prepass, git_dir=git_dir, commit=commit,
-                                       cancel=cancel.event))
+                                       cancel=cancel.event, classification=kind))
     transcript: list[ModelMessage] = []
     run = _Run(tracer=tracer, limits=limits, root=root, cancel=cancel, hooks=hooks or default_hooks(),
                deadline=started + limits.timeout_s, started=started, transcript=transcript, contexts=contexts,
-               report=report, classification=classify(report).label, commit=commit, structurer=structurer,
+               report=report, classification=kind, commit=commit, structurer=structurer,
                summarize=summarize)  # fmt: skip
     outcome: _Outcome | None = None
     try:
@@ -240,7 +241,7 @@ async def _attempts(state: RunState, explorer: Explorer, contexts: Contexts, tra
         repo_map = found.repo_map or repo_map
     system = prompts.system_prompt(limits=state.limits, repo_map=getattr(repo_map, "text", None), memory=ctx.memory,
                                    extra_context=ctx.extra_context, template=ctx.template, candidates=candidates)  # fmt: skip
-    prompt = prompts.user_prompt(ctx.report, state.limits)
+    prompt = prompts.user_prompt(ctx.report, state.limits, kind=ctx.classification)
     if isinstance(explorer, ReportCommand):
         runner = command_attempt(state, explorer, ctx, system, transcript, summarize)
     elif isinstance(explorer, AgentExplorer):

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 from pydantic_ai.models.function import FunctionModel
 
-from funnel.classify import classify
 from funnel.explorers.protocol import ExplorerContext
 from funnel.explorers.offline.policy import OfflineConfig, OfflinePolicy
 from funnel.localize.rank import Candidate, CandidateRanking, RankConfig, build_corpus, rank_report
@@ -45,7 +44,7 @@ class OfflineExplorer:
         """A FunctionModel running the offline policy over this run's report, tree and repo map."""
         policy = OfflinePolicy(text=ctx.report.text, root=ctx.root, repo_map=ctx.repo_map, focus=ctx.focus,
                                limits=ctx.limits, config=self.config, history=ctx.history,
-                               kind=classify(ctx.report).label)  # fmt: skip
+                               kind=ctx.classification)  # fmt: skip
         self.last_policy = policy
         return FunctionModel(policy, model_name="offline")
 
