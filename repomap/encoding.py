@@ -11,7 +11,8 @@ import io
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ("SNIFF_BYTES", "byte_order_mark", "file_looks_binary", "looks_binary", "open_utf8", "to_utf8", "utf16")
+__all__ = ("SNIFF_BYTES", "byte_order_mark", "file_looks_binary", "line_count", "looks_binary", "open_utf8", "to_utf8",
+           "utf16")
 
 SNIFF_BYTES = 8192
 """How much of a file's head `file_looks_binary` reads by default: the 8 KiB git and ripgrep look at."""
@@ -19,6 +20,11 @@ SNIFF_BYTES = 8192
 _MARKS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
           (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 """Byte-order marks and the codecs they name, UTF-32's first: its little-endian mark begins with UTF-16's."""
+
+
+def line_count(text: str) -> int:
+    """How many lines a file's text has: a final newline ends the last line, it starts none."""
+    return text.count("\n") + (not text.endswith("\n"))
 
 
 def byte_order_mark(head: bytes) -> tuple[bytes, str] | None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from funnel.localize.foreign import declares_version, generated_paths, is_generated, vendored_paths
 from funnel.localize.linguist import Attributes, Declared, read_attributes
 from funnel.localize.term_cache import TermCache
-from repomap.encoding import SNIFF_BYTES, looks_binary
+from repomap.encoding import SNIFF_BYTES, line_count, looks_binary
 from repomap.gate import Gate, Refused
 from repomap.languages import is_text_source
 
@@ -390,7 +390,7 @@ def regex_definitions(path: str, text: str) -> list[SymbolSpan]:
                 found.setdefault(text.count("\n", 0, at) + 1, (name, m.group(1) or "function"))
     starts = [(line, name, kw) for line, (name, kw) in sorted(found.items())]
     for idx, (line, name, kw) in enumerate(starts):
-        end = starts[idx + 1][0] - 1 if idx + 1 < len(starts) else len(lines) - (lines[-1] == "")
+        end = starts[idx + 1][0] - 1 if idx + 1 < len(starts) else line_count(text)
         kind = "function" if kw in _FUNCTION_KEYWORDS else "class"
         spans.append(SymbolSpan(name.rpartition(".")[2], name, kind, line, max(line, end)))
     return spans

@@ -7,7 +7,7 @@ import codecs
 import pytest
 
 from repomap import build_repo_map
-from repomap.encoding import looks_binary, to_utf8, utf16
+from repomap.encoding import line_count, looks_binary, to_utf8, utf16
 
 TEXT = "def total(xs):\r\n    return sum(xs) / len(xs)  # é\r\n"
 
@@ -35,3 +35,9 @@ def test_a_utf16_file_gets_its_definitions_in_the_map(tmp_path):
     repo_map = build_repo_map(tmp_path / ".", cache_dir=tmp_path.parent / "cache")
     assert [f.path for f in repo_map.files] == ["stats.py"]
     assert "1-2 def total(xs)" in repo_map.text
+
+
+def test_a_final_newline_ends_the_last_line_and_starts_none():
+    assert line_count("a\nb\n") == 2
+    assert line_count("a\nb") == 2
+    assert line_count("a\n\n") == 2

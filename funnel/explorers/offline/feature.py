@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from funnel.explorers.offline.lines import line_count
 from funnel.localize.reasoning import Finding
 from funnel.localize.requested import Addition
+from repomap.encoding import line_count
 from schemas.enums import Role
 
 if TYPE_CHECKING:  # the writer imports this module; its types are only needed for annotations

@@ -16,6 +16,7 @@ from funnel.localize.candidates import report_title
 from funnel.localize.corpus import tokenize
 from funnel.localize.reasoning import Finding, named_items, reason
 from funnel.localize.names import is_prose_word
+from repomap.encoding import line_count
 from repomap.focus import Focus
 from repomap.pointers import fold
 from schemas.enums import Role
@@ -23,16 +24,11 @@ from schemas.enums import Role
 if TYPE_CHECKING:  # the writer imports this module; its types are only needed for annotations
     from funnel.explorers.offline.writer import Citation, WriterConfig
 
-__all__ = ("best_line", "evidence_window", "line_count", "line_scores", "narrow_prime", "pad", "pointer", "window")
+__all__ = ("best_line", "evidence_window", "line_scores", "narrow_prime", "pad", "pointer", "window")
 
 _COMMENT = ("#", "//", "*", '"""', "'''", "/*")
 _BLOCKS = (('"""', '"""'), ("'''", "'''"), ("/*", "*/"))
 """Openers of docstrings and block comments, with their closers."""
-
-
-def line_count(text: str) -> int:
-    """How many lines a file's text has: a final newline ends the last line, it starts none."""
-    return text.count("\n") + (not text.endswith("\n"))
 
 
 def line_scores(shown: dict[int, str], start: int, end: int, query: dict[str, float]) -> dict[int, float]:

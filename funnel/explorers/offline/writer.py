@@ -15,12 +15,13 @@ from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSym
 from funnel.localize.citations import citation_order
 from funnel.explorers.offline.changes import proposed_change
 from funnel.explorers.offline.feature import place_addition, request_opening, request_summary
-from funnel.explorers.offline.lines import best_line, line_count, narrow_prime, pointer
+from funnel.explorers.offline.lines import best_line, narrow_prime, pointer
 from funnel.localize.reasoning import Finding
 from funnel.localize.names import report_names
 from funnel.localize.requested import Addition
 from funnel.localize.signals import moved_frame_reason
 from funnel.report.template import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
+from repomap.encoding import line_count
 from repomap.focus import Focus, Frame
 from schemas.enums import Classification, Complexity, Risk, Role
 
