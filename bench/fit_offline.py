@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluation.metrics import function_acc_at_k  # noqa: E402
-from funnel.localize.signals import is_doc as _is_doc, is_test as _is_test  # noqa: E402
+from funnel.localize.file_kinds import is_doc as _is_doc, is_test as _is_test  # noqa: E402
 
 KEYS = ("file", "symbol", "pagerank", "frame", "mention", "import", "path", "stem", "constant", "message")
 GRID = {

@@ -43,7 +43,7 @@ from funnel.localize.term_cache import default_cache_dir  # noqa: E402
 from funnel.localize.history import HistoryConfig, cochange_partners, history_scores  # noqa: E402
 from funnel.localize.citations import affected_entries, citation_order, ranked_locations  # noqa: E402
 from funnel.localize.rank import RankConfig, build_corpus, rank  # noqa: E402
-from funnel.localize.signals import path_factor  # noqa: E402
+from funnel.localize.file_kinds import path_factor  # noqa: E402
 from repomap import build_repo_map  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 

@@ -25,7 +25,7 @@ from funnel.localize.corpus import Corpus  # noqa: E402
 from funnel.localize.term_cache import default_cache_dir  # noqa: E402
 from funnel.localize.citations import affected_entries  # noqa: E402
 from funnel.localize.rank import RankConfig, rank  # noqa: E402
-from funnel.localize.signals import is_doc as _is_doc, is_test as _is_test  # noqa: E402
+from funnel.localize.file_kinds import is_doc as _is_doc, is_test as _is_test  # noqa: E402
 from app.evaluation.metrics import function_acc_at_k, gold_entities  # noqa: E402
 from repomap import build_repo_map  # noqa: E402
 from repomap.focus import Focus  # noqa: E402

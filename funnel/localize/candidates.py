@@ -104,7 +104,7 @@ class RankConfig:
     """Multiplier of scores of docs, examples and non-code files."""
     tooling_factor: float = 0.4
     """Multiplier of scores of the project's tooling (build, release and CI scripts, packaging, bundler and
-    test-runner configuration: `signals.is_tooling`)."""
+    test-runner configuration: `file_kinds.is_tooling`)."""
     generated_factor: float = 0.3
     """Multiplier of scores of generated files (`Corpus.generated`: a generator's mark in the file's head)."""
     vendored_factor: float = 0.3
@@ -129,7 +129,7 @@ class RankConfig:
     report. 0: BM25 alone. Chosen on the tune halves of SWE-bench Lite and the other-language set
     (docs/offline.md, "The 51st round")."""
     test_definitions: bool = True
-    """Scale the score of a test written inside a code file (`signals.is_test_definition`: a Rust `mod tests`, a
+    """Scale the score of a test written inside a code file (`file_kinds.is_test_definition`: a Rust `mod tests`, a
     `test_*` function) by `test_factor`, as a test file's is: the fix goes into the code the test exercises."""
     learned_files: bool = True
     """Reorder the best files with the learned file model (`funnel.localize.learned`, fitted on real fix commits)
@@ -139,7 +139,7 @@ class RankConfig:
     every language. Chosen on the tune halves: it lifts file Acc@5 for these and lowers it for Python (SWE-bench
     Lite), C++ and Rust (docs/offline.md, "The learned reranker")."""
     learned_tooling_penalty: float = 4.0
-    """Subtracted from the file model's score of the project's tooling (`signals.is_tooling`: build, release and
+    """Subtracted from the file model's score of the project's tooling (`file_kinds.is_tooling`: build, release and
     CI scripts, bundler configuration). The model learned from commits, which fix tooling as often as code
     (its `is_tooling` weight is +0.015), so it undid the fusion's `tooling_factor` and put a theme-preview
     script among the best five of 10 of 27 JavaScript reports; with the penalty such a file moves up only on far

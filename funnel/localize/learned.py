@@ -39,7 +39,7 @@ from funnel.localize.candidates import (
 )
 from funnel.localize.corpus import Corpus, tokenize
 from funnel.localize.reasoning import named_items
-from funnel.localize.signals import is_doc, is_test, is_tooling
+from funnel.localize.file_kinds import is_doc, is_test, is_tooling
 from repomap.focus import Focus
 from repomap.pointers import NAME_CHARS
 

@@ -37,15 +37,8 @@ from funnel.localize.learned import (
 )
 from funnel.localize.names import is_prose_word
 from funnel.localize.pathterms import path_term_scores, sibling_scores, title_path_terms
-from funnel.localize.signals import (
-    SIGNALS,
-    Evidence,
-    Report,
-    is_code,
-    is_test,
-    is_test_definition,
-    path_factor,
-)
+from funnel.localize.file_kinds import is_code, is_test, is_test_definition, path_factor
+from funnel.localize.signals import SIGNALS, Evidence, Report
 from funnel.localize.term_cache import default_cache_dir
 from repomap import RepoMap
 from repomap.focus import Focus, strip_frames

@@ -18,77 +18,13 @@ from funnel.localize.candidates import RankConfig
 from funnel.localize.corpus import Corpus, FileDoc, SymbolSpan
 from funnel.localize.evidence import literal_keys
 from funnel.localize.names import is_plain_mention
+from funnel.localize.file_kinds import is_code
 from repomap.focus import Focus, Frame, PathMatcher, innermost_first, module_candidates, resolve_frames
 from repomap.pointers import fold
 
-__all__ = ("SIGNALS", "Evidence", "Report", "frame_line", "is_code", "is_doc", "is_test", "is_test_definition",
-           "is_tooling", "moved_frame_reason", "path_factor")
+__all__ = ("SIGNALS", "Evidence", "Report", "frame_line", "moved_frame_reason")
 
-_TEST_PATH = re.compile(
-    r"(?:^|/)(?:\w+_)?(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)(?:_\w+)?/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
-    r"\.(?:test|spec)\.[jt]sx?$|(?:^|/)conftest\.py$|(?:Tests?|Spec)\.(?:java|kt|cs|php|swift|scala)$|Suite\.scala$"
-    r"|(?:^|/)(?:[\w-]+\.)*(?:Unit|Integration|Functional)?Tests?/|(?:^|/)[a-z]+Test/"
-)
-"""A test file's path. Beside the lower-case folders and the names most languages use: the capitalised `Tests/` of
-SwiftPM and PHP projects, a .NET test project (`Newtonsoft.Json.Tests/`, `App.UnitTests/`), a Kotlin Multiplatform
-source set (`jvmTest/`, `commonTest/`), PHPUnit's `FooTest.php`, XCTest's `FooTests.swift`, ScalaTest's and
-MUnit's `FooSpec.scala`, `FooSuite.scala`."""
-_DOC_PATH = re.compile(
-    r"(?:^|/)(?:docs?|examples?|samples?|benchmarks?|asv_bench|tutorials?|galleries"
-    r"|Docs?|Documentation|Examples?|Samples?|Benchmarks?)/"
-)
-_TOOLING_PATH = re.compile(
-    r"(?:^|/)(?:(?:scripts?|sandbox|build_tools|ci|\.github|\.circleci|hack|devtools)/"
-    r"|(?:setup|setupext|noxfile|fabfile)\.py$|build\.rs$|[Gg](?:ulp|runt)file\.[cm]?[jt]s$"
-    r"|[\w.-]+\.conf(?:ig)?\.[cm]?[jt]s$)"
-)
-"""The project's tooling rather than its code: build, release and CI scripts, packaging, bundler and test-runner
-configuration."""
-_NON_CODE = re.compile(r"\.(?:txt|rst|md|json|ya?ml|toml|cfg|ini|html|css|svg|csv|lock|xml|pyi)$|\.d\.[cm]?ts$")
 _MIN_MENTION_LEN = 4
-_TEST_MODULES = frozenset({"test", "tests"})
-
-
-def is_test(path: str) -> bool:
-    """A test file, by its path."""
-    return bool(_TEST_PATH.search(path))
-
-
-def is_test_definition(qualname: str) -> bool:
-    """A test written inside a code file, by its qualified name: a `test_*` function or anything in a `tests`
-    module (Rust's `#[cfg(test)] mod tests`)."""
-    parts = qualname.split(".")
-    return parts[-1] == "tests" or parts[-1].startswith("test_") or any(p in _TEST_MODULES for p in parts[:-1])
-
-
-def is_doc(path: str) -> bool:
-    """A doc, example or non-code file, by its path."""
-    return bool(_DOC_PATH.search(path) or _NON_CODE.search(path))
-
-
-def is_tooling(path: str) -> bool:
-    """A build, release or CI script, or a tool's configuration, by its path."""
-    return bool(_TOOLING_PATH.search(path))
-
-
-def is_code(path: str) -> bool:
-    """Neither a test nor a doc (or non-code file) by its path."""
-    return not is_test(path) and not is_doc(path)
-
-
-def path_factor(path: str, config: RankConfig, corpus: Corpus) -> float:
-    """The multiplier of a file's scores by what it is: a test, a doc (or non-code file), the project's tooling,
-    generated, vendored, or the project's own code."""
-    if is_test(path):
-        return config.test_factor
-    documentation = corpus.documentation
-    if path in documentation.on or (path not in documentation.off and is_doc(path)):
-        return config.doc_factor
-    if is_tooling(path):
-        return config.tooling_factor
-    if path in corpus.generated:
-        return config.generated_factor
-    return config.vendored_factor if path in corpus.vendored else 1.0
 
 
 def _module_file(pieces: list[str], matcher: PathMatcher) -> str | None:

@@ -10,7 +10,7 @@ import pytest
 from funnel.localize.corpus import Corpus
 from funnel.localize.foreign import is_generated, submodule_paths
 from funnel.localize.rank import RankConfig, rank
-from funnel.localize.signals import is_doc, is_test, is_test_definition, is_tooling
+from funnel.localize.file_kinds import is_doc, is_test, is_test_definition, is_tooling
 from repomap import build_repo_map
 from repomap.focus import Focus
 from tests.funnel.localize.test_offline_rank import _make
