@@ -8,7 +8,8 @@ import re
 from funnel.localize.candidates import RankConfig
 from funnel.localize.corpus import Corpus
 
-__all__ = ("is_code", "is_doc", "is_test", "is_test_definition", "is_tooling", "path_factor")
+__all__ = ("about_examples", "is_code", "is_doc", "is_example", "is_test", "is_test_definition", "is_tooling",
+           "path_factor")
 
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:\w+_)?(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)(?:_\w+)?/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
@@ -23,6 +24,10 @@ _DOC_PATH = re.compile(
     r"(?:^|/)(?:docs?|examples?|samples?|benchmarks?|asv_bench|tutorials?|galleries"
     r"|Docs?|Documentation|Examples?|Samples?|Benchmarks?)/"
 )
+_EXAMPLE_PATH = re.compile(r"(?:^|/)(?:[Ee]xamples?|[Ss]amples?)/")
+_EXAMPLE_SUBJECT = re.compile(r"(?<!for )\bexamples?\b", re.IGNORECASE)
+"""A title whose subject is an example program ("fix the downloads example"); "for example" is a phrase, and
+"sample" a domain word too often (a statistician's samples, an audio sample) to say the same."""
 _TOOLING_PATH = re.compile(
     r"(?:^|/)(?:(?:scripts?|sandbox|build_tools|ci|\.github|\.circleci|hack|devtools)/"
     r"|(?:setup|setupext|noxfile|fabfile)\.py$|build\.rs$|[Gg](?:ulp|runt)file\.[cm]?[jt]s$"
@@ -51,6 +56,16 @@ def is_doc(path: str) -> bool:
     return bool(_DOC_PATH.search(path) or _NON_CODE.search(path))
 
 
+def is_example(path: str) -> bool:
+    """An example or sample program, by its path (its code, not its README or data)."""
+    return bool(_EXAMPLE_PATH.search(path)) and not _NON_CODE.search(path)
+
+
+def about_examples(title: str) -> bool:
+    """Whether a report's title is about an example program, so the project's examples are code it may concern."""
+    return bool(_EXAMPLE_SUBJECT.search(title))
+
+
 def is_tooling(path: str) -> bool:
     """A build, release or CI script, or a tool's configuration, by its path."""
     return bool(_TOOLING_PATH.search(path))
@@ -61,13 +76,16 @@ def is_code(path: str) -> bool:
     return not is_test(path) and not is_doc(path)
 
 
-def path_factor(path: str, config: RankConfig, corpus: Corpus) -> float:
+def path_factor(path: str, config: RankConfig, corpus: Corpus, *, examples: bool = False) -> float:
     """The multiplier of a file's scores by what it is: a test, a doc (or non-code file), the project's tooling,
-    generated, vendored, or the project's own code."""
+    generated, vendored, or the project's own code. With `examples` (the report is about one, `about_examples`)
+    an example program counts as the project's code."""
     if is_test(path):
         return config.test_factor
     documentation = corpus.documentation
-    if path in documentation.on or (path not in documentation.off and is_doc(path)):
+    if examples and is_example(path):
+        pass
+    elif path in documentation.on or (path not in documentation.off and is_doc(path)):
         return config.doc_factor
     if is_tooling(path):
         return config.tooling_factor

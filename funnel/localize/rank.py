@@ -37,7 +37,7 @@ from funnel.localize.learned import (
 )
 from funnel.localize.names import is_prose_word
 from funnel.localize.pathterms import path_term_scores, sibling_scores, title_path_terms
-from funnel.localize.file_kinds import is_code, is_test, is_test_definition, path_factor
+from funnel.localize.file_kinds import about_examples, is_code, is_test, is_test_definition, path_factor
 from funnel.localize.signals import SIGNALS, Evidence, Report
 from funnel.localize.term_cache import default_cache_dir
 from repomap import RepoMap
@@ -139,14 +139,15 @@ def rank(
     for signal, weight in SIGNALS:
         signal(ev, report, getattr(config, weight), config)
     per_file_syms = _symbol_scores(ev, query, config)
+    examples = about_examples(report_title(text))
     candidates: list[Candidate] = []
     for i, d in enumerate(docs):
-        score = sum(ev.parts[i].values()) * path_factor(d.path, config, corpus)
+        score = sum(ev.parts[i].values()) * path_factor(d.path, config, corpus, examples=examples)
         candidates.append(Candidate(path=d.path, score=score, parts=ev.parts[i], lines=ev.lines[i],
                                     reasons=ev.reasons[i], quoted_line=ev.quoted_lines.get(i)))
     candidates.sort(key=lambda c: (-c.score, c.path))
     if config.w_title_path > 0 or config.w_sibling > 0 or config.w_title_bm25 > 0 or config.w_title_def > 0:
-        _lift(corpus, candidates, config, text, ev.names)
+        _lift(corpus, candidates, config, text, ev.names, examples=examples)
     on_files = reranks(candidates, corpus, config)
     models = load_ranker(config.ranker or None) if on_files or config.learned_functions else None
     slots = None
@@ -156,7 +157,7 @@ def rank(
     if slots is not None:
         keep_slots(candidates, slots)
     if partners is not None and config.w_cochange > 0 and confidence >= config.cochange_confidence:
-        _cochange(corpus, candidates, config, partners)
+        _cochange(corpus, candidates, config, partners, examples=examples)
     for cand in candidates[: config.detailed]:
         i = corpus.by_path[cand.path]
         spans = docs[i].symbols
@@ -220,7 +221,7 @@ def _coverage(postings: Mapping[str, list[tuple[int, int]]], n: int, query: dict
 
 
 def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text: str,
-          names: Mapping[str, list[tuple[int, int]]]) -> None:
+          names: Mapping[str, list[tuple[int, int]]], *, examples: bool = False) -> None:
     """Order-only lifts (title words in the path, siblings of the leading files, the title's own BM25, definitions
     the title names), recorded in `Candidate.lift`."""
     ranked = [(c.path, c.score) for c in candidates[: config.lift_pool]]
@@ -246,7 +247,7 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
         for cand in candidates[start:]:
             share = shares.get(cand.path)
             if share:
-                value = weight * share * path_factor(cand.path, config, corpus)
+                value = weight * share * path_factor(cand.path, config, corpus, examples=examples)
                 cand.parts[key] = weight * share
                 cand.score += value
                 cand.lift += value
@@ -254,7 +255,8 @@ def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text:
     candidates[start:] = sorted(candidates[start:], key=lambda c: (-c.score, c.path))
 
 
-def _cochange(corpus: Corpus, candidates: list[Candidate], config: RankConfig, partners: Partners) -> None:
+def _cochange(corpus: Corpus, candidates: list[Candidate], config: RankConfig, partners: Partners, *,
+              examples: bool = False) -> None:
     """Order-only lift of the files past commits changed together with the `cochange_top` leading files, after the
     first (`RankConfig.w_cochange`), recorded in `Candidate.lift`."""
     leaders = candidates[: config.cochange_top]
@@ -272,7 +274,7 @@ def _cochange(corpus: Corpus, candidates: list[Candidate], config: RankConfig, p
     for cand in candidates[1: config.cochange_pool or None]:
         share, lead = shares.get(cand.path, (0.0, ""))
         if share:
-            value = config.w_cochange * share * path_factor(cand.path, config, corpus)
+            value = config.w_cochange * share * path_factor(cand.path, config, corpus, examples=examples)
             cand.parts["cochange"] = config.w_cochange * share
             cand.score += value
             cand.lift += value

@@ -10,7 +10,7 @@ import pytest
 from funnel.localize.corpus import Corpus
 from funnel.localize.foreign import is_generated, submodule_paths
 from funnel.localize.rank import RankConfig, rank
-from funnel.localize.file_kinds import is_doc, is_test, is_test_definition, is_tooling
+from funnel.localize.file_kinds import about_examples, is_doc, is_example, is_test, is_test_definition, is_tooling
 from repomap import build_repo_map
 from repomap.focus import Focus
 from tests.funnel.localize.test_offline_rank import _make
@@ -191,3 +191,25 @@ def test_test_definitions_are_told_by_their_name_or_their_tests_module():
     assert not is_test_definition("testing_mode") and not is_test_definition("Tester.run")
     assert is_test_definition("tests")
     assert not is_test_definition("attest.verify") and not is_test_definition("RegExp.test")
+
+
+def test_a_report_about_an_example_ranks_the_example_above_the_library_it_uses(tmp_path):
+    files = {
+        "lib/send.js": "// sends the file at a path\nfunction sendFile(res, path) { res.send(path); }\n",
+        "examples/downloads/index.js": "// downloads: serves the files of a folder, by route\n"
+                                       "app.get('/files/:file', function (req, res) { sendFile(res, req.params.file); });\n",
+    }
+    root = _make(tmp_path, files)
+    corpus = Corpus.build(root, list(files))
+    about = "The downloads example serves files outside its folder\n\nIts files route sends any path."
+    other = "Files outside the folder are sent\n\nThe files route sends any path."
+    assert [c.path for c in rank(corpus, about, Focus.from_text(about)).candidates][0] == "examples/downloads/index.js"
+    assert [c.path for c in rank(corpus, other, Focus.from_text(other)).candidates][0] == "lib/send.js"
+
+
+def test_only_an_example_s_code_is_an_example_and_for_example_is_a_phrase():
+    assert is_example("examples/downloads/index.js") and is_example("Example/Source/MasterViewController.swift")
+    assert not is_example("examples/README.md") and not is_example("src/example.py")
+    assert about_examples("Fixed up a compiler issue in the iOS example.")
+    assert not about_examples("Crash on empty input, for example an empty list")
+    assert not about_examples("For example, sample weights are ignored")
