@@ -15,6 +15,7 @@ import argparse
 import json
 import re
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,17 +51,21 @@ def audit(results: Path, reports: dict[str, str]) -> dict[str, int]:
     return counts
 
 
-def count_runs(description: str, audit_run: Callable[[Path, dict[str, str]], dict[str, int]]) -> None:
+def count_runs(description: str, audit_run: Callable[..., dict[str, int]], *, repos: bool = False) -> None:
     """Read `RUN... --data DATA` from the command line and print one JSON line of `audit_run`'s counts per run
-    (given the reports' texts by instance id)."""
+    (given the reports' texts by instance id; with `repos`, also `--repos REPOS.toml`'s git directories by
+    repository name, as a third argument)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("runs", type=Path, nargs="+", help="eval output directories (results.jsonl)")
     ap.add_argument("--data", type=Path, required=True, help="the JSONL the eval ran (problem_statement)")
+    if repos:
+        ap.add_argument("--repos", type=Path, required=True, help="the eval's repositories TOML (git directories)")
     args = ap.parse_args()
     reports = {r["instance_id"]: r["problem_statement"]
                for r in (json.loads(x) for x in args.data.read_text().splitlines() if x.strip())}
+    extra = (tomllib.loads(args.repos.read_text())["repos"],) if repos else ()
     for run in args.runs:
-        print(json.dumps({"run": str(run), **audit_run(run, reports)}))
+        print(json.dumps({"run": str(run), **audit_run(run, reports, *extra)}))
 
 
 def main() -> None:

@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
+from typing import Literal
 
 from tree_sitter import Node, Query, QueryCursor
 
 from funnel.localize.corpus import tokenize
 from funnel.localize.reasoning.checks import CHECKS
 from funnel.localize.reasoning.kinds import KINDS, ErrorKind, Shape
+from funnel.localize.reasoning.uses import USE_WEIGHT, Use, line_uses, name_use, overlapping
 from repomap.languages import grammar, language_for
 
 __all__ = ("Finding", "Span", "named_items", "reason", "selected_kinds")
@@ -32,15 +33,6 @@ __all__ = ("Finding", "Span", "named_items", "reason", "selected_kinds")
 Span = tuple[int, int, str]
 """A suspect definition: (first line, last line, qualified name), in citation order."""
 
-_ROLE = {  # node types that make a line a decision, a result or a hand-over, across grammars
-    "if_statement": "compared", "elif_clause": "compared", "while_statement": "compared",
-    "conditional_expression": "compared", "ternary_expression": "compared", "comparison_operator": "compared",
-    "case_clause": "compared", "switch_case": "compared", "match_arm": "compared", "if_expression": "compared",
-    "expression_case": "compared", "when": "compared", "if": "compared", "unless": "compared",
-    "return_statement": "returned", "return_expression": "returned", "return": "returned",
-    "keyword_argument": "passed", "default_parameter": "defaulted", "typed_default_parameter": "defaulted",
-}
-_ROLE_FACTOR = {"compared": 1.6, "returned": 1.3, "passed": 1.3, "defaulted": 1.2, "": 1.0}
 _COMMENT = ("#", "//", "/*", "*", '"""', "'''")
 _DOCSTRING = frozenset({"string", "concatenated_string", "string_literal", "template_string"})
 """Literal node types that, standing alone as a statement, are documentation (a Python docstring)."""
@@ -175,34 +167,12 @@ def _finding(path: str, line: int, lines: list[str], symbol: str, kind: ErrorKin
                    suggestion=_fill(shape.suggestion, words) if shape.suggestion else "", score=score)
 
 
-def _overlapping(root: Node, first: int, last: int) -> Iterator[Node]:
-    """Every node of the tree with a line in [first, last]."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.end_point[0] + 1 < first or node.start_point[0] + 1 > last:
-            continue
-        yield node
-        stack.extend(node.children)
-
-
-def _line_roles(root: Node, first: int, last: int) -> dict[int, str]:
-    """Line → the strongest role a node starting on it gives it (`compared` > `returned` > `passed`)."""
-    roles: dict[int, str] = {}
-    for node in _overlapping(root, first, last):
-        s = node.start_point[0] + 1
-        role = _ROLE.get(node.type)
-        if role and _ROLE_FACTOR[role] > _ROLE_FACTOR[roles.get(s, "")]:
-            roles[s] = role
-    return roles
-
-
 def _prose_columns(root: Node, lines: list[str], first: int, last: int) -> dict[int, int]:
     """Line of [first, last] → the byte column from which it holds only prose (0: the whole line), by the tree:
     comments and docstrings. A docstring's `>>>` example or a trailing comment names the report's words, yet the
     fix changes code."""
     out: dict[int, int] = {}
-    for node in _overlapping(root, first, last):
+    for node in overlapping(root, first, last):
         docstring = (node.type == "expression_statement" and node.named_child_count == 1
                      and node.named_children[0].type in _DOCSTRING)
         if "comment" not in node.type and not docstring:
@@ -220,7 +190,7 @@ def _not_values(root: Node, first: int, last: int) -> dict[int, set[str]]:
     whose node type is their text) or as a built-in type (`double`, `size_t`, `void`). A report writing `.await` or
     `double` names no value the line could mishandle."""
     out: dict[int, set[str]] = {}
-    for node in _overlapping(root, first, last):
+    for node in overlapping(root, first, last):
         if node.child_count or node.type.endswith("identifier"):
             continue
         text = node.type if not node.is_named else (node.text or b"").decode("utf-8", "replace")
@@ -240,14 +210,14 @@ def _message_columns(root: Node, first: int, last: int) -> dict[int, list[tuple[
         for row in range(s, e + 1):
             out.setdefault(row + 1, []).append((c0 if row == s else 0, c1 if row == e else -1, keep))
 
-    for node in _overlapping(root, first, last):
+    for node in overlapping(root, first, last):
         if node.type not in _STRINGS:
             continue
         inner = re.sub(r"""^[A-Za-z]*[#'"`]+|[#'"`]+$""", "", _text(node))
         if _KEY.fullmatch(inner) and "://" not in inner:  # an address is prose, not a key
             continue
         mark(node, False)
-        for sub in _overlapping(node, first, last):
+        for sub in overlapping(node, first, last):
             if "interpolation" in sub.type or "substitution" in sub.type:
                 mark(sub, True)
     return out
@@ -269,7 +239,7 @@ def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Spa
     if not named:
         return out
     first, last = min(s for s, _, _ in spans), max(e for _, e, _ in spans)
-    roles = _line_roles(root, first, last)
+    uses = line_uses(root, first, last)
     prose = _prose_columns(root, lines, first, last)
     not_values = _not_values(root, first, last)
     messages = _message_columns(root, first, last)
@@ -287,32 +257,31 @@ def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Spa
         # a word of a message string names what the line reports, not a value it reads
         outside = set(_IDENT.findall(_outside_messages(raw, messages[ln]))) if ln in messages else None
         read = [n for n in values if outside is None or n in outside]
-        role = roles.get(ln, "")
         item = max(read or values, key=lambda n: named[n])
-        weight = sum(named[n] for n in found) * _ROLE_FACTOR[role]
+        weight = sum(named[n] for n in found) * USE_WEIGHT[uses.get(ln, "")]
         overlap = math.fsum(terms.get(t, 0.0) for t in set(tokenize(code)))
         score = weight + min(overlap, 20.0) / 40.0 + 0.2 * (1.0 - min(k, 3) / 3)
-        mechanism, change = _behaviour_words(item, role if read else "message", f"{path.rpartition('/')[2]}:{ln}",
-                                             _short(code), ln)
+        mechanism, change = _behaviour_words(item, name_use(root, ln, item) if read else "message",
+                                             f"{path.rpartition('/')[2]}:{ln}", _short(code), ln)
         out.append(Finding(
             path=path, line=ln, symbol=spans[k][2], rule="behaviour", error="", mechanism=mechanism, change=change,
             suggestion="", score=score))
     return out
 
 
-def _behaviour_words(item: str, role: str, where: str, code: str, line: int) -> tuple[str, str]:
-    """The mechanism and the proposed edit of a behaviour finding; `role` "message" when the report's name stands
-    only in a message string of the line."""
-    if role == "message":
+def _behaviour_words(item: str, use: Use | Literal["message"], where: str, code: str, line: int) -> tuple[str, str]:
+    """The mechanism and the proposed edit of a behaviour finding: what the line does with the report's name
+    (`uses.name_use`), or "message" when the name stands only in a message string of the line."""
+    if use == "message":
         return (f"`{item}`, which the report names, appears in the message at {where} (`{code}`): the check that "
                 f"leads to this line may decide the reported case",
                 f"check the condition that leads to line {line} and the message it gives against the reported case")
     verb = {"compared": "decides the reported case", "returned": "produces the returned value",
-            "passed": "passes it on", "defaulted": "sets its default"}.get(role, "uses it")
-    return (f"`{item}`, which the report names, is {role or 'read'} at {where} (`{code}`): this line {verb}, so the "
+            "passed": "passes it on", "defaulted": "sets its default"}.get(use, "uses it")
+    return (f"`{item}`, which the report names, is {use or 'read'} at {where} (`{code}`): this line {verb}, so the "
             f"reported behaviour is decided here",
             f"check how line {line} handles `{item}` in the reported case and correct the "
-            f"{'condition' if role == 'compared' else 'value'} there")
+            f"{'condition' if use == 'compared' else 'value'} there")
 
 
 def named_items(code_identifiers: list[str], options: list[str], exclude: set[str]) -> dict[str, float]:
