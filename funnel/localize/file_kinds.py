@@ -8,7 +8,7 @@ import re
 from funnel.localize.candidates import RankConfig
 from funnel.localize.corpus import Corpus
 
-__all__ = ("about_examples", "is_code", "is_doc", "is_example", "is_test", "is_test_definition", "is_tooling",
+__all__ = ("EXAMPLE_REASON", "about_examples", "is_code", "is_doc", "is_example", "is_test", "is_test_definition", "is_tooling",
            "path_factor")
 
 _TEST_PATH = re.compile(
@@ -28,6 +28,8 @@ _EXAMPLE_PATH = re.compile(r"(?:^|/)(?:[Ee]xamples?|[Ss]amples?)/")
 _EXAMPLE_SUBJECT = re.compile(r"(?<!for )\bexamples?\b", re.IGNORECASE)
 """A title whose subject is an example program ("fix the downloads example"); "for example" is a phrase, and
 "sample" a domain word too often (a statistician's samples, an audio sample) to say the same."""
+EXAMPLE_REASON = "an example, which the title is about"
+"""The reason an example program is a suspect of a report about an example (`about_examples`)."""
 _TOOLING_PATH = re.compile(
     r"(?:^|/)(?:(?:scripts?|sandbox|build_tools|ci|\.github|\.circleci|hack|devtools)/"
     r"|(?:setup|setupext|noxfile|fabfile)\.py$|build\.rs$|[Gg](?:ulp|runt)file\.[cm]?[jt]s$"

@@ -37,7 +37,15 @@ from funnel.localize.learned import (
 )
 from funnel.localize.names import is_prose_word
 from funnel.localize.pathterms import path_term_scores, sibling_scores, title_path_terms
-from funnel.localize.file_kinds import about_examples, is_code, is_test, is_test_definition, path_factor
+from funnel.localize.file_kinds import (
+    EXAMPLE_REASON,
+    about_examples,
+    is_code,
+    is_example,
+    is_test,
+    is_test_definition,
+    path_factor,
+)
 from funnel.localize.signals import SIGNALS, Evidence, Report
 from funnel.localize.term_cache import default_cache_dir
 from repomap import RepoMap
@@ -143,8 +151,11 @@ def rank(
     candidates: list[Candidate] = []
     for i, d in enumerate(docs):
         score = sum(ev.parts[i].values()) * path_factor(d.path, config, corpus, examples=examples)
+        reasons = ev.reasons[i]
+        if examples and score > 0 and is_example(d.path):
+            reasons = [EXAMPLE_REASON, *reasons]
         candidates.append(Candidate(path=d.path, score=score, parts=ev.parts[i], lines=ev.lines[i],
-                                    reasons=ev.reasons[i], quoted_line=ev.quoted_lines.get(i)))
+                                    reasons=reasons, quoted_line=ev.quoted_lines.get(i)))
     candidates.sort(key=lambda c: (-c.score, c.path))
     if config.w_title_path > 0 or config.w_sibling > 0 or config.w_title_bm25 > 0 or config.w_title_def > 0:
         _lift(corpus, candidates, config, text, ev.names, examples=examples)

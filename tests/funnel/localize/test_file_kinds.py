@@ -203,7 +203,8 @@ def test_a_report_about_an_example_ranks_the_example_above_the_library_it_uses(t
     corpus = Corpus.build(root, list(files))
     about = "The downloads example serves files outside its folder\n\nIts files route sends any path."
     other = "Files outside the folder are sent\n\nThe files route sends any path."
-    assert [c.path for c in rank(corpus, about, Focus.from_text(about)).candidates][0] == "examples/downloads/index.js"
+    first = rank(corpus, about, Focus.from_text(about)).candidates[0]
+    assert first.path == "examples/downloads/index.js" and first.reasons[0] == "an example, which the title is about"
     assert [c.path for c in rank(corpus, other, Focus.from_text(other)).candidates][0] == "lib/send.js"
 
 
