@@ -8,8 +8,8 @@ import re
 from funnel.localize.candidates import RankConfig
 from funnel.localize.corpus import Corpus
 
-__all__ = ("EXAMPLE_REASON", "about_examples", "is_code", "is_doc", "is_example", "is_test", "is_test_definition", "is_tooling",
-           "path_factor")
+__all__ = ("EXAMPLE_REASON", "about_examples", "is_code", "is_doc", "is_example", "is_test", "is_test_definition",
+           "is_tooling", "path_factor")
 
 _TEST_PATH = re.compile(
     r"(?:^|/)(?:\w+_)?(?:tests?|testing|__tests__|spec|specs|test_?data|fixtures?)(?:_\w+)?/|(?:^|/)test_[^/]*$|_tests?\.[a-z]+$|"
@@ -85,9 +85,8 @@ def path_factor(path: str, config: RankConfig, corpus: Corpus, *, examples: bool
     if is_test(path):
         return config.test_factor
     documentation = corpus.documentation
-    if examples and is_example(path):
-        pass
-    elif path in documentation.on or (path not in documentation.off and is_doc(path)):
+    example = examples and is_example(path)
+    if not example and (path in documentation.on or (path not in documentation.off and is_doc(path))):
         return config.doc_factor
     if is_tooling(path):
         return config.tooling_factor

@@ -38,8 +38,8 @@ from funnel.localize.candidates import (
     report_title,
 )
 from funnel.localize.corpus import Corpus, tokenize
-from funnel.localize.reasoning import named_items
 from funnel.localize.file_kinds import is_doc, is_test, is_tooling
+from funnel.localize.reasoning import named_items
 from repomap.focus import Focus
 from repomap.pointers import NAME_CHARS
 

@@ -26,6 +26,15 @@ from funnel.localize.candidates import (
 )
 from funnel.localize.corpus import Corpus, SymbolSpan, count_terms, tokenize
 from funnel.localize.corpus_index import INDEX_MIN_FILES
+from funnel.localize.file_kinds import (
+    EXAMPLE_REASON,
+    about_examples,
+    is_code,
+    is_example,
+    is_test,
+    is_test_definition,
+    path_factor,
+)
 from funnel.localize.history import HistoryConfig, HistorySource
 from funnel.localize.indexed import open_indexed
 from funnel.localize.learned import (
@@ -37,15 +46,6 @@ from funnel.localize.learned import (
 )
 from funnel.localize.names import is_prose_word
 from funnel.localize.pathterms import path_term_scores, sibling_scores, title_path_terms
-from funnel.localize.file_kinds import (
-    EXAMPLE_REASON,
-    about_examples,
-    is_code,
-    is_example,
-    is_test,
-    is_test_definition,
-    path_factor,
-)
 from funnel.localize.signals import SIGNALS, Evidence, Report
 from funnel.localize.term_cache import default_cache_dir
 from repomap import RepoMap

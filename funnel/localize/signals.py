@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from funnel.localize.candidates import RankConfig
 from funnel.localize.corpus import Corpus, FileDoc, SymbolSpan
 from funnel.localize.evidence import literal_keys
-from funnel.localize.names import is_plain_mention
 from funnel.localize.file_kinds import is_code
+from funnel.localize.names import is_plain_mention
 from repomap.focus import Focus, Frame, PathMatcher, innermost_first, module_candidates, resolve_frames
 from repomap.pointers import fold
 
