@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -37,6 +38,12 @@ def mirror_git_dir(repo: str) -> Path:
     if not (MIRRORS / folder).is_dir() and MIRRORS.is_dir():
         folder = next((p.name for p in MIRRORS.iterdir() if p.name.lower() == folder.lower()), folder)
     return MIRRORS / folder / "repo"
+
+
+def show_blob(git_dir: str | Path, commit: str, path: str) -> bytes:
+    """The bytes of `path` at `commit` in a git directory (empty when the commit has no such file)."""
+    res = subprocess.run(["git", "-C", str(git_dir), "show", f"{commit}:{path}"], capture_output=True)
+    return res.stdout if res.returncode == 0 else b""
 
 
 def ensure_tree(repo: str, commit: str) -> Path:

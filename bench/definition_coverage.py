@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -25,15 +24,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluation.data import load_repo_table  # noqa: E402
+from bench._trees import show_blob  # noqa: E402
 from repomap.languages import grammar, language_for  # noqa: E402
 from repomap.tags import extract_tags  # noqa: E402
 
 _COMMENT = ("//", "/*", "*", "#", "--")
 """How a comment line starts in the parsed languages (a C preprocessor line counts as one: it defines nothing here)."""
-
-
-def _show(git_dir: Path, commit: str, path: str) -> bytes:
-    return subprocess.run(["git", "-C", str(git_dir), "show", f"{commit}:{path}"], capture_output=True).stdout
 
 
 def _syntax(root: Any, row: int, line: str) -> str:
@@ -81,7 +77,7 @@ def main() -> None:
         if git_dir is None:
             continue
         for path, ranges in (inst.get("gold_line_ranges") or {}).items():
-            source = _show(git_dir, inst["base_commit"], path)
+            source = show_blob(git_dir, inst["base_commit"], path)
             spec = language_for(path, source) if source else None
             if spec is None:
                 continue

@@ -15,12 +15,12 @@ import argparse
 import json
 import re
 import sys
-import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from app.evaluation.data import EvalInputError, load_repo_table  # noqa: E402
 from funnel.localize.names import report_names  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 
@@ -51,21 +51,29 @@ def audit(results: Path, reports: dict[str, str]) -> dict[str, int]:
     return counts
 
 
-def count_runs(description: str, audit_run: Callable[..., dict[str, int]], *, repos: bool = False) -> None:
+def count_runs(description: str, audit_run: Callable[..., dict[str, int]], *, repos: bool = False,
+               flags: Mapping[str, str] | None = None) -> None:
     """Read `RUN... --data DATA` from the command line and print one JSON line of `audit_run`'s counts per run
     (given the reports' texts by instance id; with `repos`, also `--repos REPOS.toml`'s git directories by
-    repository name, as a third argument)."""
+    repository name, as a third argument; each of `flags` (keyword: help) a switch, `--list-claims` for
+    `list_claims`, passed by keyword)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("runs", type=Path, nargs="+", help="eval output directories (results.jsonl)")
     ap.add_argument("--data", type=Path, required=True, help="the JSONL the eval ran (problem_statement)")
     if repos:
         ap.add_argument("--repos", type=Path, required=True, help="the eval's repositories TOML (git directories)")
+    for keyword, text in (flags or {}).items():
+        ap.add_argument("--" + keyword.replace("_", "-"), dest=keyword, action="store_true", help=text)
     args = ap.parse_args()
-    reports = {r["instance_id"]: r["problem_statement"]
-               for r in (json.loads(x) for x in args.data.read_text().splitlines() if x.strip())}
-    extra = (tomllib.loads(args.repos.read_text())["repos"],) if repos else ()
+    try:
+        reports = {r["instance_id"]: r["problem_statement"]
+                   for r in (json.loads(x) for x in args.data.read_text().splitlines() if x.strip())}
+        extra = (load_repo_table(args.repos).repos,) if repos else ()
+    except (OSError, EvalInputError) as exc:
+        ap.error(str(exc))
+    switches = {keyword: getattr(args, keyword) for keyword in flags or {}}
     for run in args.runs:
-        print(json.dumps({"run": str(run), **audit_run(run, reports, *extra)}))
+        print(json.dumps({"run": str(run), **audit_run(run, reports, *extra, **switches)}))
 
 
 def main() -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import subprocess
 import sys
 import tomllib
 from collections import Counter
@@ -22,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._trees import show_blob  # noqa: E402
 from bench.line_metrics import score, summarize  # noqa: E402
 from funnel.explorers.offline.lines import narrow_prime  # noqa: E402
 from funnel.explorers.offline.writer import Citation, WriterConfig  # noqa: E402
@@ -40,8 +40,7 @@ def _show(git: str, commit: str, path: str) -> str:
     cached = _CACHE / commit / path
     if cached.exists():
         return cached.read_text()
-    res = subprocess.run(["git", "-C", git, "show", f"{commit}:{path}"], capture_output=True)
-    text = res.stdout.decode("utf-8", "replace") if res.returncode == 0 else ""
+    text = show_blob(git, commit, path).decode("utf-8", "replace")
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(text)
     return text

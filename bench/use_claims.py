@@ -1,7 +1,7 @@
 """Count the behaviour findings of an eval run whose words say the wrong thing of what their line does with a name.
 
     .venv/bin/python bench/use_claims.py /work/bench-out/ml-A /work/bench-out/ml-B --data ../shared/bench/multilang_dev.jsonl \
-        --repos bench/repos-multilang.toml [--list]
+        --repos bench/repos-multilang.toml [--list-claims]
 
 A behaviour finding reads "`X`, which the report names, is compared at file.py:12 (…)" (or returned, passed,
 defaulted, read). The claim is checked against the cited file at the instance's commit: what the line does with
@@ -13,30 +13,23 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._trees import show_blob  # noqa: E402
 from bench.name_claims import count_runs  # noqa: E402
 from funnel.localize.reasoning.uses import name_use  # noqa: E402
 from repomap.languages import grammar, language_for  # noqa: E402
 
 _CLAIM = re.compile(r"`([^`]+)`, which the report names, is (compared|returned|passed|defaulted|read) at "
                     r"([^\s:`]+):(\d+)")
-_LIST = "--list" in sys.argv
-if _LIST:
-    sys.argv.remove("--list")
 
 
-def _show(git: str, commit: str, path: str) -> bytes:
-    res = subprocess.run(["git", "-C", git, "show", f"{commit}:{path}"], capture_output=True)
-    return res.stdout if res.returncode == 0 else b""
-
-
-def audit(results: Path, reports: dict[str, str], gits: dict[str, str]) -> dict[str, int]:
-    """The counts of one run's `results.jsonl` (records without a diagnosis or a known repository are skipped)."""
+def audit(results: Path, reports: dict[str, str], gits: dict[str, Path], *, list_claims: bool = False) -> dict[str, int]:
+    """The counts of one run's `results.jsonl` (records without a diagnosis or a known repository are skipped);
+    with `list_claims`, each contradicted claim on stderr."""
     counts = {"diagnoses": 0, "claims": 0, "contradicted": 0}
     for line in results.joinpath("results.jsonl").read_text().splitlines():
         record = json.loads(line)
@@ -48,21 +41,21 @@ def audit(results: Path, reports: dict[str, str], gits: dict[str, str]) -> dict[
         for name, said, base, ln in _CLAIM.findall(explanation):
             path = next((a["path"] for a in diagnosis.get("affected_files", [])
                          if a["path"].rpartition("/")[2] == base), None)
-            data = _show(gits[record["repo"]], record["base_commit"], path) if path else b""
+            data = show_blob(gits[record["repo"]], record["base_commit"], path) if path else b""
             spec = language_for(path, data) if path else None
             if spec is None:
                 continue
             use = name_use(grammar(spec.name).parser.parse(data).root_node, int(ln), name) or "read"
             counts["claims"] += 1
             counts["contradicted"] += use != said
-            if _LIST and use != said:
+            if list_claims and use != said:
                 print(f"  {record['instance_id']}: `{name}` {said} -> {use} at {path}:{ln}", file=sys.stderr)
     return counts
 
 
 def main() -> None:
     """Print one JSON line of counts per run."""
-    count_runs(__doc__.split("\n")[0], audit, repos=True)
+    count_runs(__doc__.split("\n")[0], audit, repos=True, flags={"list_claims": "print each contradicted claim (stderr)"})
 
 
 if __name__ == "__main__":
