@@ -37,6 +37,7 @@ from funnel.localize.citations import RankedLocations, ranked_locations
 from funnel.localize.candidates import report_title
 from funnel.localize.rank import CONTEXT_PARTS, CandidateRanking, RankConfig, rank_report
 from funnel.localize.requested import Addition, find_addition
+from funnel.explorers.offline.questions import open_questions
 from funnel.explorers.offline.writer import WriterConfig, plan_citations, write_report
 from funnel.limits import Limits
 from funnel.phases import ControlTool, phase_of_tools
@@ -196,7 +197,7 @@ class OfflinePolicy:
                     f"{f' (left out: {left_out})' if left_out else ''}: is the report filed against the right "
                     "repository and branch?"]
         questions = ["Nothing in the report matches code in this repository: which module, command or page is "
-                     "involved?", "Can you share the full error output or stack trace, and the steps that reproduce it?"]
+                     "involved?", *open_questions(self.text, self.focus, self.kind)]
         if stats is not None and (bad := stats.skipped.get(SkipReason.bad_name, 0)):
             questions.append(f"{bad} file(s) were left out because their names hold {BAD_NAME_HOLDS}, which no report "
                              "can cite: is the bug in one of them? Renaming it lets it be investigated.")

@@ -16,6 +16,7 @@ from funnel.localize.citations import citation_order
 from funnel.explorers.offline.changes import proposed_change
 from funnel.explorers.offline.feature import place_addition, request_opening, request_summary
 from funnel.explorers.offline.lines import best_line, narrow_prime, pointer
+from funnel.explorers.offline.questions import open_questions
 from funnel.localize.reasoning import Finding
 from funnel.localize.names import report_names
 from funnel.localize.requested import Addition
@@ -193,7 +194,7 @@ def write_report(
             summary=f"No code in the repository could be tied to the report “{title}”.",
             root_cause=DraftRootCause(explanation="Not determined: nothing in the report matched the repository."),
             confidence=0.05,
-            open_questions=_questions(focus, none_found=True),
+            open_questions=open_questions(report_text, focus, kind, none_found=True),
         )
         return render_report(draft)
 
@@ -234,7 +235,7 @@ def write_report(
         complexity=complexity,
         risk=risk,
         confidence=calibrated(confidence, prime_language(prime.path), ranking.confidence_features),
-        open_questions=_questions(focus) if weak else [],
+        open_questions=open_questions(report_text, focus, kind) if weak else [],
     )
     return render_report(draft)
 
@@ -312,18 +313,6 @@ def _reasoned(found: Finding, prime: Citation, *, request: bool = False) -> str:
     what = f"The report's `{found.error}`" if found.error else "The reported behaviour"
     return (f"{what} points at `{prime.symbol or prime.path}` (`{prime.path}:{found.line}`): "
             f"{found.mechanism}.")
-
-
-def _questions(focus: Focus, *, none_found: bool = False) -> list[str]:
-    out = []
-    if not focus.frames:
-        out.append("Can you share the full error output or stack trace?")
-    if not focus.code_blocks:
-        out.append("Can you share a minimal snippet or the exact steps that reproduce the problem?")
-    out.append("Which version or commit shows the problem, and what did you expect to happen instead?")
-    if none_found:
-        out.append("Which part of the project (module, command, page) is involved?")
-    return out
 
 
 def _moved_frame(focus: Focus, prime: Citation, top: Candidate) -> Frame | None:
