@@ -34,6 +34,8 @@ _STEPS = re.compile(
     re.I | re.M,
 )
 """A reproduction section's heading, or a numbered list of at least two steps."""
+_EMPTY_FIELD = re.compile(r"^#+[^\n]*\n\s*_No response_\s*$", re.M)
+"""A field of a GitHub issue form the reporter left empty: its heading says nothing of the report."""
 _ERROR_WORDS = re.compile(
     r"\b\w*(?:error|exception)s?\b|\bpanic|\bcrash|\bsegfault|\bsegmentation fault|\btraceback|\babort|\bthrows?\b",
     re.I,
@@ -52,10 +54,10 @@ _SIZES = "Can you share the input (its size and shape) and the timings or profil
 
 
 def _prose(text: str, focus: Focus) -> str:
-    """The report without its code blocks: what its own words say."""
+    """The report without its code blocks and its issue form's empty fields: what its own words say."""
     for block in focus.code_blocks:
         text = text.replace(block, "")
-    return text
+    return _EMPTY_FIELD.sub("", text)
 
 
 def states_version(text: str, focus: Focus) -> bool:

@@ -76,6 +76,8 @@ def test_versions_expectations_and_steps_are_read_from_the_words_not_the_code():
     for text in ("axios@1.5.0 drops the header", "seen at commit 3f2a9c1d on main", "fails on the master branch",
                  "jackson-core-2.9.0.pr2 breaks"):
         assert states_version(text, Focus.from_text(text)), text
+    form = "Header dropped\n\n### Expected behavior\n\n_No response_\n\n### Axios Version\n\n_No response_\n"
+    assert not states_expectation(form, Focus.from_text(form)) and not states_version(form, Focus.from_text(form))
     for text in ("took 0.5 seconds", "see issue 1.", "Python is great"):
         assert not states_version(text, Focus.from_text(text)), text
 

@@ -1,0 +1,65 @@
+"""Count the questions of an eval run's diagnoses that ask the reporter for what the report already holds.
+
+    .venv/bin/python bench/question_claims.py /work/bench-out/ml-A /work/bench-out/ml-B \
+        --data ../shared/bench/multilang_dev.jsonl [--list-claims]
+
+A weak diagnosis ends with questions for the reporter. Per run: the diagnoses asking any, the questions, and the
+ones that misfit the report: a stack trace asked of a feature request; the version asked though the report's words
+name one; what was expected asked though they say it; steps asked though the report holds a code block or a
+numbered list (`funnel.explorers.offline.questions`' readings of the report, which `--list-claims` prints beside
+each misfit for a reader to check).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.name_claims import count_runs  # noqa: E402
+from funnel.explorers.offline.questions import states_expectation, states_steps, states_version  # noqa: E402
+from repomap.focus import Focus  # noqa: E402
+
+_MISFITS = {
+    "trace_of_a_request": lambda q, kind, text, focus: kind == "feature_request" and "stack trace" in q,
+    "version_given": lambda q, kind, text, focus: "Which version" in q and states_version(text, focus),
+    "expectation_given": lambda q, kind, text, focus: "expect to happen" in q and states_expectation(text, focus),
+    "steps_given": lambda q, kind, text, focus: "steps that reproduce" in q and states_steps(text, focus),
+}
+
+
+def audit(results: Path, reports: dict[str, str], *, list_claims: bool = False) -> dict[str, int]:
+    """The counts of one run's `results.jsonl` (records without a diagnosis are skipped); with `list_claims`, each
+    misfit question on stderr."""
+    counts = {"diagnoses": 0, "asking": 0, "questions": 0, "misfits": 0} | dict.fromkeys(_MISFITS, 0)
+    for line in results.joinpath("results.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        diagnosis = record.get("diagnosis") or {}
+        text = reports.get(record["instance_id"])
+        if not diagnosis or text is None:
+            continue
+        counts["diagnoses"] += 1
+        questions = diagnosis.get("open_questions") or []
+        counts["asking"] += bool(questions)
+        counts["questions"] += len(questions)
+        focus = Focus.from_text(text)
+        for question in questions:
+            found = [name for name, misfit in _MISFITS.items()
+                     if misfit(question, diagnosis.get("classification"), text, focus)]
+            for name in found:
+                counts[name] += 1
+            counts["misfits"] += bool(found)
+            if list_claims and found:
+                print(f"  {record['instance_id']} ({', '.join(found)}): {question}", file=sys.stderr)
+    return counts
+
+
+def main() -> None:
+    """Print one JSON line of counts per run."""
+    count_runs(__doc__.split("\n")[0], audit, flags={"list_claims": "print each misfit question (stderr)"})
+
+
+if __name__ == "__main__":
+    main()
