@@ -340,7 +340,7 @@ def _prefer_members(spans: list[SymbolSpan], scored: list[tuple[float, int]]) ->
 
 
 def _confidence(candidates: list[Candidate]) -> tuple[float, dict[str, float]]:
-    """The ranking's raw confidence (the hand formula the wording's `low_confidence` reads) and its
+    """The ranking's raw confidence (the hand formula the calibration maps to a probability) and its
     `CONFIDENCE_FEATURES` (what the calibration model reads)."""
     if not candidates or not any(v > 0 for k, v in candidates[0].parts.items() if k != "pagerank"):
         return 0.05, {}

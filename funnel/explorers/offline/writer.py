@@ -41,8 +41,10 @@ class WriterConfig:
     """Longest line range cited for one definition (long ones are cut around the evidence)."""
     snippet_lines: int = 6
     """Most lines quoted per citation."""
-    low_confidence: float = 0.35
-    """Below this ranking confidence (before calibration) the report says the evidence is weak and asks questions."""
+    low_confidence: float = 0.5
+    """Below this confidence (calibrated: the probability that the prime suspect file is right) the report says the
+    evidence is weak and asks questions; at or above it, it names the likely cause: the words agree with the
+    number the diagnosis shows."""
     first_range_lines: int = 15
     """Widest first citation: the prime suspect's range is cut to this many lines around the line the reasoning
     selected (0 keeps whole definitions)."""
@@ -211,7 +213,8 @@ def write_report(
     where = f"`{prime.symbol}` in `{prime.path}`" if prime.symbol else f"`{prime.path}`"
     if prime.adds and addition is not None:
         where = (f"`{addition.owner}` in " if addition.owner else "") + f"`{prime.path}`, beside `{prime.symbol}`"
-    weak = confidence < config.low_confidence
+    probability = calibrated(confidence, prime_language(prime.path), ranking.confidence_features)
+    weak = probability < config.low_confidence
     summary = (
         request_summary(title, where, weak) if feature
         else f"The behaviour reported in “{title}” most likely comes from {where}."
@@ -234,7 +237,7 @@ def write_report(
         proposed_changes=changes,
         complexity=complexity,
         risk=risk,
-        confidence=calibrated(confidence, prime_language(prime.path), ranking.confidence_features),
+        confidence=probability,
         open_questions=open_questions(report_text, focus, kind) if weak else [],
     )
     return render_report(draft)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from funnel import investigate
-from funnel.explorers.offline import OfflineExplorer
+from funnel.explorers.offline import OfflineExplorer, writer
 from funnel.explorers.offline.questions import open_questions, states_expectation, states_steps, states_version
 from repomap.focus import Focus
 from schemas.enums import Classification
@@ -98,3 +98,15 @@ async def test_a_bug_report_the_repository_cannot_place_is_asked_only_what_it_le
     dx = (await investigate(report, root, explorer=OfflineExplorer())).diagnosis
     assert "Can you share a minimal snippet or the exact steps that reproduce the problem?" in dx.open_questions
     assert not any("version" in q.lower() or "expect" in q for q in dx.open_questions)
+
+
+async def test_the_summary_says_weak_exactly_when_the_confidence_shown_is_below_one_half(tmp_path, monkeypatch):
+    root = _make(tmp_path / "repo", {"shop/orders.py": "def total(orders):\n    return sum(o.amount for o in orders)\n",
+                                     "shop/names.py": "def names(orders):\n    return [o.name for o in orders]\n"})
+    report = BugReport(title="total ignores refunds", body="total(orders) counts refunded orders as paid.")
+    for shown, weak in ((0.3, True), (0.49, True), (0.5, False), (0.8, False)):
+        monkeypatch.setattr(writer, "calibrated", lambda raw, language=None, features=None, p=shown: p)
+        dx = (await investigate(report, root, explorer=OfflineExplorer())).diagnosis
+        assert dx.confidence == shown
+        assert dx.summary.startswith("Weak evidence only") is weak, (shown, dx.summary)
+        assert bool(dx.open_questions) is weak
