@@ -6,8 +6,8 @@
 A weak diagnosis ends with questions for the reporter. Per run: the diagnoses asking any, the questions, and the
 ones that misfit the report: a stack trace asked of a feature request; the version asked though the report's words
 name one; what was expected asked though they say it; steps asked though the report holds a code block or a
-numbered list (`funnel.explorers.offline.questions`' readings of the report, which `--list-claims` prints beside
-each misfit for a reader to check).
+numbered list (`funnel.explorers.offline.questions`' readings of the report as the investigator reads it, an issue
+template's HTML comments hidden; `--list-claims` prints each misfit for a reader to check).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.name_claims import count_runs  # noqa: E402
 from funnel.explorers.offline.questions import states_expectation, states_steps, states_version  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
+from schemas.text import visible_markdown  # noqa: E402
 
 _MISFITS = {
     "trace_of_a_request": lambda q, kind, text, focus: kind == "feature_request" and "stack trace" in q,
@@ -40,6 +41,7 @@ def audit(results: Path, reports: dict[str, str], *, list_claims: bool = False) 
         text = reports.get(record["instance_id"])
         if not diagnosis or text is None:
             continue
+        text = visible_markdown(text)  # as the investigator reads it: an issue template's comments hidden
         counts["diagnoses"] += 1
         questions = diagnosis.get("open_questions") or []
         counts["asking"] += bool(questions)
