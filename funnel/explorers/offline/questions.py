@@ -1,6 +1,6 @@
 """What the offline report asks the reporter when its evidence is weak: only what the report does not tell already,
-in the terms of its kind (a fault's error output, steps and version; a request's intended use; a slowdown's sizes
-and timings).
+in the terms of its kind (a fault's error output, steps and version; a request's intended use; a question's attempt;
+a slowdown's sizes and timings).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ _VERSION_ONLY = "Which version or commit shows the problem?"
 _EXPECTED_ONLY = "What did you expect to happen instead?"
 _WHERE = "Which part of the project (module, command, page) is involved?"
 _USE = "Can you show how you would use it: the call, option or configuration you would write, and what it should produce?"
+_TRIED = "Can you show what you tried: the call, option or configuration you wrote, and what you expected it to produce?"
 _SIZES = "Can you share the input (its size and shape) and the timings or profile that show the slowdown?"
 
 
@@ -85,12 +86,12 @@ def open_questions(text: str, focus: Focus, kind: Classification = Classificatio
                    none_found: bool = False) -> list[str]:
     """The questions a weak diagnosis asks the reporter of `text`: for a fault, the error output, the steps, the
     version and the expected behaviour it leaves out; for a feature request, how the new behaviour would be used;
-    for a slowdown, sizes and timings; with `none_found` (nothing in the repository matched) also which part of
-    the project is involved."""
+    for a question, what was tried; for a slowdown, sizes and timings; with `none_found` (nothing in the repository
+    matched) also which part of the project is involved."""
     out: list[str] = []
-    if kind == Classification.feature_request:
+    if kind in (Classification.feature_request, Classification.question):
         if not focus.code_blocks:
-            out.append(_USE)
+            out.append(_USE if kind == Classification.feature_request else _TRIED)
     else:
         if kind == Classification.performance:
             out.append(_SIZES)

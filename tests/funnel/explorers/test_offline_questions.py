@@ -22,6 +22,12 @@ def test_a_feature_request_is_asked_how_it_would_be_used_not_for_a_stack_trace()
                      "what it should produce?"]
 
 
+def test_a_question_is_asked_what_was_tried_not_whether_it_fails():
+    asked = _asked("logx support global fields?\n\nCan logx add the same fields to every line?", Classification.question)
+    assert asked == ["Can you show what you tried: the call, option or configuration you wrote, and what you expected "
+                     "it to produce?"]
+
+
 def test_a_feature_request_showing_its_use_in_code_is_asked_nothing_more():
     text = "Add a leaf method\n\n```java\nJsonPointer.compile(\"/a/b\").last();\n```\n"
     assert _asked(text, Classification.feature_request) == []
