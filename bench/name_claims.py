@@ -6,7 +6,9 @@ Two claims of the offline root cause are checked against the report's text (`fun
 a name written as code, qualified, or not a plain English word): the lead "The report names `X`" and each piece of
 evidence "defines `X` named in the report". A claim is false when the report writes neither X's own name nor that
 of a definition enclosing it; a lead is a member's (`member_leads`) when the report writes only the enclosing
-definition's name (`Form` of "The report names `Form.clean`"). Per run: the claims and the false ones.
+definition's name (`Form` of "The report names `Form.clean`"). And the evidence "defines `X`, whose name the report
+uses as the plain word “x”", false when the report writes x only called or as a member (`delete()`,
+`QuerySet.defer()`), never as a word of its prose. Per run: the claims and the false ones.
 """
 
 from __future__ import annotations
@@ -26,11 +28,18 @@ from repomap.focus import Focus  # noqa: E402
 
 _LEAD = re.compile(r"^The report names `([^`]+)`")
 _EVIDENCE = re.compile(r"defines `([^`]+)` named in the report")
+_PLAIN = re.compile(r"whose name the report uses as the plain word “([^”]+)”")
+
+
+def _as_word(name: str, text: str) -> bool:
+    """Whether `text` writes `name` as a word of its prose at least once: not called, not after a dot, `#` or `::`."""
+    return re.search(rf"(?<![\w.#:]){re.escape(name)}(?![\w(])", text) is not None
 
 
 def audit(results: Path, reports: dict[str, str]) -> dict[str, int]:
     """The counts of one run's `results.jsonl` (records without a diagnosis or a report are skipped)."""
-    counts = {"diagnoses": 0, "leads": 0, "false_leads": 0, "member_leads": 0, "evidence": 0, "false_evidence": 0}
+    counts = {"diagnoses": 0, "leads": 0, "false_leads": 0, "member_leads": 0, "evidence": 0, "false_evidence": 0,
+              "plain_words": 0, "false_plain_words": 0}
     for line in results.joinpath("results.jsonl").read_text().splitlines():
         record = json.loads(line)
         text = reports.get(record["instance_id"])
@@ -48,6 +57,9 @@ def audit(results: Path, reports: dict[str, str]) -> dict[str, int]:
         for named in _EVIDENCE.findall(root):
             counts["evidence"] += 1
             counts["false_evidence"] += report_names(named, focus) is None
+        for word in _PLAIN.findall(root):
+            counts["plain_words"] += 1
+            counts["false_plain_words"] += not _as_word(word, text)
     return counts
 
 

@@ -11,7 +11,7 @@ from collections.abc import Collection
 
 from repomap.focus import Focus
 
-__all__ = ("is_plain_mention", "is_prose_word", "report_names")
+__all__ = ("is_plain_mention", "is_prose_word", "plain_mention_reason", "report_names")
 
 
 def is_prose_word(word: str) -> bool:
@@ -21,8 +21,22 @@ def is_prose_word(word: str) -> bool:
 
 def is_plain_mention(ident: str, code_identifiers: Collection[str]) -> bool:
     """Whether the report writes identifier `ident` only as a plain word: unquoted, unqualified and a prose word
-    (`visible` in "is not visible"), not as the name of a definition (`visible`, `Widget.visible`, `is_visible`)."""
+    (`visible` in "is not visible"; a prose call too, `delete` in "after .delete()"), not as the name of a definition
+    (`visible` in backticks, `Widget.visible`, `is_visible`)."""
     return ident not in code_identifiers and is_prose_word(ident)  # a prose word has no `.` or `::`
+
+
+def plain_mention_reason(qualname: str, name: str, text: str) -> str:
+    """The evidence sentence for a definition `qualname` whose name `name` the report writes unquoted
+    (`is_plain_mention`): "uses as the plain word" when the report's text writes it so at least once, else how it
+    writes it in its prose, called or as a member (`.delete()` in "after .delete() the pk is kept",
+    `QuerySet.defer()`)."""
+    written = re.finditer(rf"(\w*(?:\.|#|::))?(?<!\w){re.escape(name)}(?!\w)(\()?", text)
+    forms = [(m.group(1) or "", m.group(2) or "") for m in written]
+    if not forms or any(not before and not call for before, call in forms):
+        return f"defines `{qualname}`, whose name the report uses as the plain word “{name}”"
+    before, call = forms[0]
+    return f"defines `{qualname}`, whose name the report writes unquoted in its prose (“{before}{name}{'()' if call else ''}”)"
 
 
 def report_names(symbol: str, focus: Focus) -> str | None:

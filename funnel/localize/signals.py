@@ -18,7 +18,7 @@ from funnel.localize.candidates import RankConfig
 from funnel.localize.corpus import Corpus, FileDoc, SymbolSpan
 from funnel.localize.evidence import literal_keys
 from funnel.localize.file_kinds import is_code
-from funnel.localize.names import is_plain_mention
+from funnel.localize.names import is_plain_mention, plain_mention_reason
 from repomap.focus import Focus, Frame, PathMatcher, innermost_first, module_candidates, resolve_frames
 from repomap.pointers import fold
 
@@ -260,7 +260,7 @@ def mentions(ev: Evidence, report: Report, weight: float, config: RankConfig) ->
         for i, j in hits[:25]:
             qualname = docs[i].symbols[j].qualname
             ev.bump(i, "mention", min(strength, weight * 1.5),
-                    f"defines `{qualname}`, whose name the report uses as the plain word “{name}”" if plain
+                    plain_mention_reason(qualname, name, report.text) if plain
                     else f"defines `{qualname}` named in the report")
             ev.sym_bonus[(i, j)] = max(ev.sym_bonus.get((i, j), 0.0), strength)
             ev.sym_reasons.setdefault((i, j), []).append("named in the report")

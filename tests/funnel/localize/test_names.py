@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from funnel.localize.names import is_plain_mention, report_names
+from funnel.localize.names import is_plain_mention, plain_mention_reason, report_names
 from repomap.focus import Focus
 
 
@@ -29,3 +29,19 @@ def test_a_prose_word_is_plain_unless_quoted_or_qualified():
     assert not is_plain_mention("visible", {"visible"})
     assert not is_plain_mention("Widget.visible", set())
     assert not is_plain_mention("is_visible", set())
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "said"),
+    [
+        ("delete() on instances of models without dependencies keeps the pk after .delete()", "delete", "(“delete()”)"),
+        ("QuerySet.defer() doesn't clear deferred field when chaining with only()", "defer", "(“QuerySet.defer()”)"),
+        ("Request#accepts() fixed due to ext changes", "accepts", "(“Request#accepts()”)"),
+        ("The widget is not visible after visible() is called", "visible", "the plain word “visible”"),
+    ],
+    ids=["prose-call", "member-call", "javadoc-member", "word-and-call"],
+)
+def test_the_evidence_for_an_unquoted_name_says_how_the_report_writes_it(text, name, said):
+    reason = plain_mention_reason(f"Model.{name}", name, text)
+    assert reason.endswith(said)
+    assert ("plain word" in reason) == said.startswith("the plain word")

@@ -331,6 +331,13 @@ def test_a_prose_word_is_not_claimed_as_a_name_the_report_wrote(tmp_path):
     assert "defines `visible` named in the report" in strong.reasons
 
 
+def test_a_name_written_only_as_a_prose_call_is_not_claimed_as_a_plain_word(tmp_path):
+    text = "Widget stays hidden after resize\n\nCalling visible() after a resize returns False."
+    top = rank(_widget_corpus(tmp_path), text, Focus.from_text(text)).candidates[0]
+    assert "defines `visible`, whose name the report writes unquoted in its prose (“visible()”)" in top.reasons
+    assert not any("plain word" in r for r in top.reasons)
+
+
 def test_a_definition_the_title_writes_as_code_lifts_its_file(tmp_path):
     repo = {
         "calc/matrix.py": (
