@@ -33,7 +33,7 @@ _PLAIN = re.compile(r"whose name the report uses as the plain word “([^”]+)�
 
 def _as_word(name: str, text: str) -> bool:
     """Whether `text` writes `name` as a word of its prose at least once: not called, not after a dot, `#` or `::`."""
-    return re.search(rf"(?<![\w.#:]){re.escape(name)}(?![\w(])", text) is not None
+    return re.search(rf"(?<![\w.#])(?<!::){re.escape(name)}(?![\w(])", text) is not None
 
 
 def audit(results: Path, reports: dict[str, str]) -> dict[str, int]:
