@@ -10,11 +10,19 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from repomap.focus import Focus, strip_frames
 from schemas import BugReport, Classification, ClassificationResult
 
 __all__ = ("classify",)
 
-Where = Literal["label", "title", "body"]
+Where = Literal["label", "title", "body", "prose"]
+"""Where a signal is looked for: the tracker's labels, the title, the body, or the body's prose (`_prose`: without
+its code blocks, inline code, stack-trace lines and indented lines, where `timeout=5` and `#define BENCHMARK` are
+names, not complaints)."""
+
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
+_INDENTED_LINE = re.compile(r"^(?:\t| {4}).*$", re.M)
+"""A line indented like code (a traceback's source line, pasted output) rather than written as prose."""
 
 
 @dataclass(frozen=True)
@@ -61,8 +69,8 @@ _SIGNALS: tuple[_Signal, ...] = (
     _s(C.crash, "body", r"\b(unhandled (?:exception|rejection)|uncaught (?:exception|typeerror|referenceerror)|crash(?:es|ed|ing)?)\b", 2.0, "crash phrase"),
     _s(C.crash, "title", r"\b\w*(?:Error|Exception)\b(?::| raised| thrown| when| on| in)", 1.5, "exception name in title"),
     # --- performance
-    _s(C.performance, "title", r"\b(slow(?:er|ly|ness|down)?|latency|performance|perf|memory leak|leaks? memory|(?:memory|ram|cpu|disk) (?:usage|consumption|grows|growth)|timeouts?|timed? out|high cpu|cpu usage|takes? (?:forever|ages|too long)|hangs?|hanging|freez(?:e|es|ing)|sluggish|n\+1|quadratic|throughput)\b", 3.0, "performance word in title"),
-    _s(C.performance, "body", r"\b(slow(?:er|ly|ness|down)?|latency|p9[59]|p50|memory leak|leaks? memory|out of memory|oom|timeouts?|timed? out|high cpu|cpu usage|takes? \d+(?:\.\d+)?\s*(?:s|sec|seconds|ms|min|minutes)\b|hangs?|freez(?:e|es|ing)|regress(?:ed|ion) in (?:speed|performance)|n\+1|quadratic|benchmark|profil(?:e|er|ing))\b", 1.5, "performance phrase"),
+    _s(C.performance, "title", r"\b(slow(?:er|ly|ness|down)?|latency|performance|perf|memory leak|leaks? memory|(?:memory|ram|cpu|disk) (?:usage|consumption|grows|growth)|timeouts?|timed? out|high cpu|cpu usage|takes? (?:forever|ages|too long)|hangs?|hanging|freez(?:e|es|ing)|sluggish|n\+1 (?:quer(?:y|ies)|problem|selects?)|quadratic|throughput)\b", 3.0, "performance word in title"),
+    _s(C.performance, "prose", r"\b(slow(?:er|ly|ness|down)?|latency|p9[59]|p50|memory leak|leaks? memory|out of memory|oom|timeouts?|timed? out|high cpu|cpu usage|takes? \d+(?:\.\d+)?\s*(?:s|sec|seconds|ms|min|minutes)\b|hangs?|freez(?:e|es|ing)|regress(?:ed|ion) in (?:speed|performance)|n\+1 (?:quer(?:y|ies)|problem|selects?)|quadratic|benchmark|profil(?:e|er|ing))\b", 1.5, "performance phrase"),
     # --- feature request
     _s(C.feature_request, "title", r"\b(feature request|add support|support for|would be (?:nice|great|useful)|allow(?:s|ing)? (?:to|users?|the)|please add|add (?:an? )?(?:option|flag|setting|way)|proposal|\[feature\]|\[rfe\]|request:|enhancement)", 3.5, "feature phrase in title"),
     _s(C.feature_request, "title", r"^\W*(?:allow|add|support|provide|expose|implement|introduce|enable|make it possible)\b", 2.5, "imperative feature title"),
@@ -93,11 +101,19 @@ def _normalize_label(label: str) -> str:
     return _LABEL_PREFIX.sub("", label).strip()
 
 
+def _prose(body: str) -> str:
+    """The body's own words: without code blocks, inline code, stack-trace lines and lines indented like code."""
+    for block in Focus.from_text(body).code_blocks:
+        body = body.replace(block, "")
+    return _INDENTED_LINE.sub("", strip_frames(_INLINE_CODE.sub("", body)))
+
+
 def classify(report: BugReport) -> ClassificationResult:
     """Decide what kind of report this is, how sure we are, and which signals decided it."""
     labels = [_normalize_label(lb) for lb in report.labels]
     title = report.title
     body = report.visible_body[:50_000]  # an issue template's hidden instructions are not the report
+    parts = {"title": title, "body": body, "prose": _prose(body)}
     scores: dict[Classification, float] = {c: 0.0 for c in Classification}
     evidence: dict[Classification, list[str]] = {c: [] for c in Classification}
     for sig in _SIGNALS:
@@ -107,7 +123,7 @@ def classify(report: BugReport) -> ClassificationResult:
                 continue
             found = f"label {hit!r}"
         else:
-            m = sig.pattern.search(title if sig.where == "title" else body)
+            m = sig.pattern.search(parts[sig.where])
             if m is None:
                 continue
             snippet = " ".join(m.group(0).split())[:40]

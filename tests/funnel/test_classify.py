@@ -216,3 +216,23 @@ def test_an_issue_templates_hidden_instructions_do_not_classify_the_report():
                                    body=template + "Segmentation fault (core dumped)"))
     assert templated.label == bare.label == Classification.crash
     assert templated.reason == bare.reason
+
+
+@pytest.mark.parametrize("body", [
+    "It should be rejected; the server answers:\n\n```\nKeep-Alive: timeout=5, max=5\n```\n",
+    "It should be rejected, as the `#define BENCHMARK` build does.",
+    'It should be rejected. Seen in production:\n File "cache/base.py", line 229, in get_or_set\n\tself.add(key, timeout=timeout)\n',
+    "It should be rejected when there are fewer than n+1 outputs of g.",
+], ids=["code-block", "inline-code", "traceback-source-line", "n-plus-one-arithmetic"])  # fmt: skip
+def test_a_performance_word_in_code_or_arithmetic_does_not_make_a_wrong_result_a_performance_report(body):
+    result = classify(BugReport(title="is_valid_path accepts paths with embedded NULs", body=body))
+    assert result.label == Classification.bug, result.reason
+
+
+@pytest.mark.parametrize(("title", "body"), [
+    ("Listing orders is slow", "The orders page issues N+1 queries: one per order line."),
+    ("Orders page takes ages", "Profiling shows most time in serialize()."),
+    ("Export of big tables", "The export of 2 GB took 40 minutes and then timed out."),
+])  # fmt: skip
+def test_a_performance_complaint_in_the_prose_is_still_a_performance_report(title, body):
+    assert classify(BugReport(title=title, body=body)).label == Classification.performance
