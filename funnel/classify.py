@@ -72,7 +72,7 @@ _SIGNALS: tuple[_Signal, ...] = (
     _s(C.performance, "title", r"\b(slow(?:er|ly|ness|down)?|latency|performance|perf|memory leak|leaks? memory|(?:memory|ram|cpu|disk) (?:usage|consumption|grows|growth)|timeouts?|timed? out|high cpu|cpu usage|takes? (?:forever|ages|too long)|hangs?|hanging|freez(?:e|es|ing)|sluggish|n\+1 (?:quer(?:y|ies)|problem|selects?)|quadratic|throughput)\b", 3.0, "performance word in title"),
     _s(C.performance, "prose", r"\b(slow(?:er|ly|ness|down)?|latency|p9[59]|p50|memory leak|leaks? memory|out of memory|oom|timeouts?|timed? out|high cpu|cpu usage|takes? \d+(?:\.\d+)?\s*(?:s|sec|seconds|ms|min|minutes)\b|hangs?|freez(?:e|es|ing)|regress(?:ed|ion) in (?:speed|performance)|n\+1 (?:quer(?:y|ies)|problem|selects?)|quadratic|benchmark|profil(?:e|er|ing))\b", 1.5, "performance phrase"),
     # --- feature request
-    _s(C.feature_request, "title", r"\b(feature request|add support|support for|would be (?:nice|great|useful)|allow(?:s|ing)? (?:to|users?|the)|please add|add (?:an? )?(?:option|flag|setting|way)|proposal|\[feature\]|\[rfe\]|request:|enhancement)", 3.5, "feature phrase in title"),
+    _s(C.feature_request, "title", r"\b(feature request|add support|support for|would be (?:nice|great|useful)|allow(?:s|ing)? (?:to|users?|the)|please add|add (?:an? )?(?:option|flag|setting|way)|proposal|suggestion|(?:provide|offer|want|need) (?:an? )?(?:way|option)|\[feature\]|\[rfe\]|request:|enhancement)", 3.5, "feature phrase in title"),
     _s(C.feature_request, "title", r"^\W*(?:allow|add|support|provide|expose|implement|introduce|enable|make it possible)\b", 2.5, "imperative feature title"),
     _s(C.feature_request, "body", r"\b(feature request|would be (?:nice|great|useful|helpful)|it would be (?:nice|great)|add support|could you add|please add|i(?:'d| would) (?:like|love) (?:to see|it if|a way)|is there any plan|nice to have|wish(?:list)?|suggestion)\b", 2.0, "feature phrase"),
     # --- question
@@ -80,8 +80,9 @@ _SIGNALS: tuple[_Signal, ...] = (
     _s(C.question, "title", r"\?\s*$", 1.0, "title ends with '?'"),
     _s(C.question, "body", r"\b(how do i|how can i|how should i|is it possible|is there a way|any (?:help|idea|hints?) (?:on|would|appreciated)|am i (?:doing|missing) something|what am i doing wrong)\b", 1.5, "question phrasing"),
     # --- bug
-    _s(C.bug, "title", r"\b(bugs?|errors?|wrong|incorrect(?:ly)?|unexpected(?:ly)?|broken|breaks?|fails?|failing|failure|regression|doesn'?t work|does not work|not working|invalid|mismatch|duplicate[sd]?|missing|ignores?|off[- ]by[- ]one)\b", 2.0, "bug word in title"),
+    _s(C.bug, "title", r"\b(bugs?|errors?|wrong|incorrect(?:ly)?|unexpected(?:ly)?|broken|breaks?|fails?|failing|failure|regression|doesn'?t work|does not work|not working|invalid|mismatch|duplicate[sd]?|missing|ignored|ignores?|off[- ]by[- ]one|inconsistency|overflows?|out of range|misses|strange|weird|confusing|incomplete|inequivalent|npe|asserts)\b|错误|报错|异常|失败|无法", 2.0, "bug word in title"),
     _s(C.bug, "title", r"\b(doesn'?t|does not|don'?t|isn'?t|is not|aren'?t|won'?t|can'?t|cannot|unable to|fails? to|not (?:properly|correctly|being|respected|handled)|improperly|inconsistent|insufficient(?:ly)?|crashes|should(?:n'?t| not| be| have| return| raise))\b", 1.5, "negation in title"),
+    _s(C.bug, "title", r"\b(no longer|(?:changed|broke|started \w+ing) (?:in|since|after)|causes?)\b", 1.5, "regression or effect in title"),
     _s(C.bug, "body", r"\b(expected\b[^\n]{0,120}\b(?:got|but|instead|actual)|actual (?:result|behaviou?r)|instead of|should (?:be|return|not)|incorrect(?:ly)?|unexpected(?:ly)?|wrong (?:result|value|output|answer)|steps to reproduce|regression|raises? (?:an? )?\w*(?:error|exception))", 1.5, "bug phrase"),
     _s(C.bug, "body", r"\b(bugs?|errors?|exceptions?|fails?|broken|doesn'?t work|does not work)\b", 0.75, "bug word"),
 )

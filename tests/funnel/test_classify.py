@@ -236,3 +236,30 @@ def test_a_performance_word_in_code_or_arithmetic_does_not_make_a_wrong_result_a
 ])  # fmt: skip
 def test_a_performance_complaint_in_the_prose_is_still_a_performance_report(title, body):
     assert classify(BugReport(title=title, body=body)).label == Classification.performance
+
+
+@pytest.mark.parametrize("title", [
+    "Matrix.col_insert() no longer seems to work correctly.",
+    "Behavior of Matrix hstack and vstack changed in sympy 1.1",
+    "DataSet.update causes chunked dask DataArray to evaluate its values eagerly",
+    "JsonAdapter nullSafe parameter is ignored by JsonSerializer",
+    "Get/set inconsistency for fractional array indices",
+    "Date overflow with std::chrono::time_point",
+    "NPE in `Version.equals()` if snapshot-info `null`",
+    "nthroot_mod function misses one root of x = 0 mod p.",
+    "cse() has strange behaviour for MatrixSymbol indexing",
+    "goctl生成代码的import包路径错误",
+], ids=["no-longer", "changed-in", "causes", "ignored", "inconsistency", "overflow", "npe", "misses", "strange",
+        "chinese-error"])  # fmt: skip
+def test_a_title_describing_a_fault_in_plain_words_is_a_bug_not_other(title):
+    result = classify(BugReport(title=title, body="See the title."))
+    assert result.label == Classification.bug, result.reason
+
+
+@pytest.mark.parametrize("title", [
+    "Suggestion：Add Route Print Info",
+    "Want to provide a way to add a custom grpc streamInterceptors",
+    "Offer a way to directly set `StreamReadConstraints` via `JsonFactory`",
+])  # fmt: skip
+def test_a_title_asking_for_a_way_or_making_a_suggestion_is_a_feature_request(title):
+    assert classify(BugReport(title=title, body="See the title.")).label == Classification.feature_request
