@@ -21,7 +21,9 @@ _VERSION = re.compile(
     r"|\b(?:main|master|default|development)\s+branch\b",
     re.I,
 )
-"""A project version, release or commit the report names."""
+"""A project version, release or commit the report's words name."""
+_PASTED_VERSION = re.compile(r"^[ \t]*[A-Za-z][\w.-]*[ \t]*:?[ \t]*v?\d+\.\d+\.\d+\b", re.M)
+"""A line of pasted environment output naming a version (`xarray: 0.16.0`, `ripgrep 11.0.2`, `python: 3.8.3 …`)."""
 _EXPECTATION = re.compile(
     r"\bexpect(?:s|ed|ing|ation|ations)?\b|\bshould(?:n't| not)?\b|\binstead\b|\bsupposed to\b|\bwould like\b"
     r"|\bought to\b|\bintended\b|\bcorrect (?:behaviou?r|output|result)\b",
@@ -56,14 +58,17 @@ _SIZES = "Can you share the input (its size and shape) and the timings or profil
 
 def _prose(text: str, focus: Focus) -> str:
     """The report without its code blocks and its issue form's empty fields: what its own words say."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # as `Focus` reads it, so its code blocks are found
     for block in focus.code_blocks:
         text = text.replace(block, "")
     return _EMPTY_FIELD.sub("", text)
 
 
 def states_version(text: str, focus: Focus) -> bool:
-    """Whether the report's words name a version, release or commit of the project (or the branch it was seen on)."""
-    return _VERSION.search(_prose(text, focus)) is not None
+    """Whether the report's words name a version, release or commit of the project (or the branch it was seen on),
+    or its code blocks hold pasted environment output naming one (`xarray: 0.16.0`)."""
+    return (_VERSION.search(_prose(text, focus)) is not None
+            or any(_PASTED_VERSION.search(block) for block in focus.code_blocks))
 
 
 def states_error(text: str, focus: Focus) -> bool:
