@@ -22,8 +22,11 @@ _VERSION = re.compile(
     re.I,
 )
 """A project version, release or commit the report's words name."""
-_PASTED_VERSION = re.compile(r"^[ \t]*[A-Za-z][\w.-]*[ \t]*:?[ \t]*v?\d+\.\d+\.\d+\b", re.M)
-"""A line of pasted environment output naming a version (`xarray: 0.16.0`, `ripgrep 11.0.2`, `python: 3.8.3 …`)."""
+_PASTED_VERSION = re.compile(
+    r"^[ \t]*(?!(?:i?python|node|java|openjdk|ruby|php|go|rustc|gcc|clang)\b)[A-Za-z][\w.-]*[ \t]*:?[ \t]*v?\d+\.\d+\.\d+",
+    re.M | re.I)
+"""A line of pasted environment output naming a package's version (`xarray: 0.16.0`, `astroid 2.5.6`; a runtime's,
+`Python 3.6.0`, is an interpreter's banner); two in one block make the output of `show_versions()` or `--version`."""
 _EXPECTATION = re.compile(
     r"\bexpect(?:s|ed|ing|ation|ations)?\b|\bshould(?:n't| not)?\b|\binstead\b|\bsupposed to\b|\bwould like\b"
     r"|\bought to\b|\bintended\b|\bcorrect (?:behaviou?r|output|result)\b",
@@ -66,9 +69,9 @@ def _prose(text: str, focus: Focus) -> str:
 
 def states_version(text: str, focus: Focus) -> bool:
     """Whether the report's words name a version, release or commit of the project (or the branch it was seen on),
-    or its code blocks hold pasted environment output naming one (`xarray: 0.16.0`)."""
+    or a code block holds pasted environment output naming versions (`xarray: 0.16.0` and `numpy: 1.19.1`)."""
     return (_VERSION.search(_prose(text, focus)) is not None
-            or any(_PASTED_VERSION.search(block) for block in focus.code_blocks))
+            or any(len(_PASTED_VERSION.findall(block)) >= 2 for block in focus.code_blocks))
 
 
 def states_error(text: str, focus: Focus) -> bool:

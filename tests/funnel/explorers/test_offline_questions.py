@@ -86,8 +86,10 @@ def test_versions_expectations_and_steps_are_read_from_the_words_not_the_code():
     assert not states_expectation(form, Focus.from_text(form)) and not states_version(form, Focus.from_text(form))
     crlf = "Wrong sum\r\n\r\n```\r\nversion = 1.2.3  # expected\r\n```\r\n"
     assert not states_version(crlf, Focus.from_text(crlf)) and not states_expectation(crlf, Focus.from_text(crlf))
-    pasted = "Wrong sum\n\n```\ncommit: None\nxarray: 0.16.0\n```\n"
+    pasted = "Wrong sum\n\n```\ncommit: None\nxarray: 0.16.0\nnumpy: 1.19.1\n```\n"
     assert states_version(pasted, Focus.from_text(pasted))
+    banner = "Wrong sum\n\n```\nPython 3.6.0 (default, Dec 23 2016)\nIPython 5.1.0 -- An enhanced Interactive Python\n```\n"
+    assert not states_version(banner, Focus.from_text(banner))  # the interpreter's, not the project's
     xml = 'Bad report\n\n```xml\n<?xml version="1.0" encoding="utf-8"?>\n```\n'
     assert not states_version(xml, Focus.from_text(xml))
     for text in ("took 0.5 seconds", "see issue 1.", "Python is great"):
