@@ -59,7 +59,7 @@ _TRIED = "Can you show what you tried: the call, option or configuration you wro
 _SIZES = "Can you share the input (its size and shape) and the timings or profile that show the slowdown?"
 
 
-def _prose(text: str, focus: Focus) -> str:
+def _outside_code(text: str, focus: Focus) -> str:
     """The report without its code blocks and its issue form's empty fields: what its own words say."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # as `Focus` reads it, so its code blocks are found
     for block in focus.code_blocks:
@@ -70,19 +70,19 @@ def _prose(text: str, focus: Focus) -> str:
 def states_version(text: str, focus: Focus) -> bool:
     """Whether the report's words name a version, release or commit of the project (or the branch it was seen on),
     or a code block holds pasted environment output naming versions (`xarray: 0.16.0` and `numpy: 1.19.1`)."""
-    return (_VERSION.search(_prose(text, focus)) is not None
+    return (_VERSION.search(_outside_code(text, focus)) is not None
             or any(len(_PASTED_VERSION.findall(block)) >= 2 for block in focus.code_blocks))
 
 
 def states_error(text: str, focus: Focus) -> bool:
     """Whether the report says the program fails with an error (an error line, an error's name, "panics", "crashes",
     "throws"), not only that it behaves wrongly."""
-    return bool(focus.errors) or _ERROR_WORDS.search(_prose(text, focus)) is not None
+    return bool(focus.errors) or _ERROR_WORDS.search(_outside_code(text, focus)) is not None
 
 
 def states_expectation(text: str, focus: Focus) -> bool:
     """Whether the report's words say what should have happened ("expected", "should", "instead", …)."""
-    return _EXPECTATION.search(_prose(text, focus)) is not None
+    return _EXPECTATION.search(_outside_code(text, focus)) is not None
 
 
 def states_steps(text: str, focus: Focus) -> bool:
