@@ -104,6 +104,7 @@ def _normalize_label(label: str) -> str:
 
 def _prose(body: str) -> str:
     """The body's own words: without code blocks, inline code, stack-trace lines and lines indented like code."""
+    body = body.replace("\r\n", "\n").replace("\r", "\n")  # as `Focus` reads it, so its code blocks are found
     for block in Focus.from_text(body).code_blocks:
         body = body.replace(block, "")
     return _INDENTED_LINE.sub("", strip_frames(_INLINE_CODE.sub("", body)))

@@ -223,7 +223,8 @@ def test_an_issue_templates_hidden_instructions_do_not_classify_the_report():
     "It should be rejected, as the `#define BENCHMARK` build does.",
     'It should be rejected. Seen in production:\n File "cache/base.py", line 229, in get_or_set\n\tself.add(key, timeout=timeout)\n',
     "It should be rejected when there are fewer than n+1 outputs of g.",
-], ids=["code-block", "inline-code", "traceback-source-line", "n-plus-one-arithmetic"])  # fmt: skip
+    "It should be rejected; the server answers:\r\n\r\n```\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n```\r\n",
+], ids=["code-block", "inline-code", "traceback-source-line", "n-plus-one-arithmetic", "crlf-code-block"])  # fmt: skip
 def test_a_performance_word_in_code_or_arithmetic_does_not_make_a_wrong_result_a_performance_report(body):
     result = classify(BugReport(title="is_valid_path accepts paths with embedded NULs", body=body))
     assert result.label == Classification.bug, result.reason
