@@ -77,7 +77,7 @@ _SIGNALS: tuple[_Signal, ...] = (
     _s(C.feature_request, "body", r"\b(feature request|would be (?:nice|great|useful|helpful)|it would be (?:nice|great)|add support|could you add|please add|i(?:'d| would) (?:like|love) (?:to see|it if|a way)|is there any plan|nice to have|wish(?:list)?|suggestion)\b", 2.0, "feature phrase"),
     # --- question
     _s(C.question, "title", r"^(?:\[question\]|question:|q:)|^\W*how to\b|\b(how (?:do|can|should) (?:i|we|you)\b|is it possible|is there (?:a|any) way|what(?:'s| is) the (?:best|right|correct) way|can i\b.*\?|does .+ support\b.*\?|why does\b.*\?)", 3.0, "question phrasing in title"),
-    _s(C.question, "title", r"\?\s*$", 1.0, "title ends with '?'"),
+    _s(C.question, "title", r"[?？]\s*$", 1.0, "title ends with '?'"),
     _s(C.question, "body", r"\b(how do i|how can i|how should i|is it possible|is there a way|any (?:help|idea|hints?) (?:on|would|appreciated)|am i (?:doing|missing) something|what am i doing wrong)\b", 1.5, "question phrasing"),
     # --- bug
     _s(C.bug, "title", r"\b(bugs?|errors?|wrong|incorrect(?:ly)?|unexpected(?:ly)?|broken|breaks?|fails?|failing|failure|regression|doesn'?t work|does not work|not working|invalid|mismatch|duplicate[sd]?|missing|ignored|ignores?|off[- ]by[- ]one|inconsistency|overflows?|out of range|misses|strange|weird|confusing|incomplete|inequivalent|npe|asserts)\b|错误|报错|异常|失败|无法", 2.0, "bug word in title"),

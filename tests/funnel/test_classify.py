@@ -264,3 +264,8 @@ def test_a_title_describing_a_fault_in_plain_words_is_a_bug_not_other(title):
 ])  # fmt: skip
 def test_a_title_asking_for_a_way_or_making_a_suggestion_is_a_feature_request(title):
     assert classify(BugReport(title=title, body="See the title.")).label == Classification.feature_request
+
+
+def test_a_title_ending_in_a_fullwidth_question_mark_is_asked_as_a_question():
+    result = classify(BugReport(title="现在不支持etcd的身份验证吗？", body="etcd 开启了认证。"))
+    assert result.label == Classification.question and "title ends with '?'" in result.reason
