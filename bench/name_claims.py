@@ -23,17 +23,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.evaluation.data import EvalInputError, load_repo_table  # noqa: E402
-from funnel.localize.names import report_names  # noqa: E402
+from funnel.localize.names import prose_form, report_names  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 
 _LEAD = re.compile(r"^The report names `([^`]+)`")
 _EVIDENCE = re.compile(r"defines `([^`]+)` named in the report")
 _PLAIN = re.compile(r"whose name the report uses as the plain word “([^”]+)”")
 
-
-def _as_word(name: str, text: str) -> bool:
-    """Whether `text` writes `name` as a word of its prose at least once: not called, not after a dot, `#` or `::`."""
-    return re.search(rf"(?<![\w.#])(?<!::){re.escape(name)}(?![\w(])", text) is not None
 
 
 def audit(results: Path, reports: dict[str, str]) -> dict[str, int]:
@@ -59,7 +55,7 @@ def audit(results: Path, reports: dict[str, str]) -> dict[str, int]:
             counts["false_evidence"] += report_names(named, focus) is None
         for word in _PLAIN.findall(root):
             counts["plain_words"] += 1
-            counts["false_plain_words"] += not _as_word(word, text)
+            counts["false_plain_words"] += prose_form(word, text) is not None
     return counts
 
 

@@ -11,7 +11,7 @@ from collections.abc import Collection
 
 from repomap.focus import Focus
 
-__all__ = ("is_plain_mention", "is_prose_word", "plain_mention_reason", "report_names")
+__all__ = ("is_plain_mention", "is_prose_word", "plain_mention_reason", "prose_form", "report_names")
 
 
 def is_prose_word(word: str) -> bool:
@@ -26,17 +26,24 @@ def is_plain_mention(ident: str, code_identifiers: Collection[str]) -> bool:
     return ident not in code_identifiers and is_prose_word(ident)  # a prose word has no `.` or `::`
 
 
-def plain_mention_reason(qualname: str, name: str, text: str) -> str:
-    """The evidence sentence for a definition `qualname` whose name `name` the report writes unquoted
-    (`is_plain_mention`): "uses as the plain word" when the report's text writes it so at least once, else how it
-    writes it in its prose, called or as a member (`.delete()` in "after .delete() the pk is kept",
-    `QuerySet.defer()`)."""
+def prose_form(name: str, text: str) -> str | None:
+    """How the report's `text` writes an unquoted name `name` (`is_plain_mention`): None when it writes it as a plain
+    word at least once, else its first form, called or as a member (`.delete()` in "after .delete() the pk is
+    kept", `QuerySet.defer()`)."""
     written = re.finditer(rf"(\w*(?:\.|#|::))?(?<!\w){re.escape(name)}(?!\w)(\()?", text)
     forms = [(m.group(1) or "", m.group(2) or "") for m in written]
     if not forms or any(not before and not call for before, call in forms):
-        return f"defines `{qualname}`, whose name the report uses as the plain word “{name}”"
+        return None
     before, call = forms[0]
-    return f"defines `{qualname}`, whose name the report writes unquoted in its prose (“{before}{name}{'()' if call else ''}”)"
+    return f"{before}{name}{'()' if call else ''}"
+
+
+def plain_mention_reason(qualname: str, name: str, form: str | None) -> str:
+    """The evidence sentence for a definition `qualname` whose name `name` the report writes unquoted: "uses as the
+    plain word", or, when it writes it only in another `form` (`prose_form`), that form."""
+    if form is None:
+        return f"defines `{qualname}`, whose name the report uses as the plain word “{name}”"
+    return f"defines `{qualname}`, whose name the report writes unquoted in its prose (“{form}”)"
 
 
 def report_names(symbol: str, focus: Focus) -> str | None:

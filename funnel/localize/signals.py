@@ -18,7 +18,7 @@ from funnel.localize.candidates import RankConfig
 from funnel.localize.corpus import Corpus, FileDoc, SymbolSpan
 from funnel.localize.evidence import literal_keys
 from funnel.localize.file_kinds import is_code
-from funnel.localize.names import is_plain_mention, plain_mention_reason
+from funnel.localize.names import is_plain_mention, plain_mention_reason, prose_form
 from repomap.focus import Focus, Frame, PathMatcher, innermost_first, module_candidates, resolve_frames
 from repomap.pointers import fold
 
@@ -253,6 +253,7 @@ def mentions(ev: Evidence, report: Report, weight: float, config: RankConfig) ->
         plain = is_plain_mention(ident, code_idents)
         if plain:
             strength *= config.prose_mention_factor
+        form = prose_form(name, report.text) if plain else None  # once per name, not per definition it names
         if config.w_module_path > 0 and len(pieces) >= 3 and ident not in code_idents:
             module_file = _module_file(pieces, ev.matcher)
             if module_file is not None and any(docs[i].path == module_file for i, _ in hits):
@@ -260,7 +261,7 @@ def mentions(ev: Evidence, report: Report, weight: float, config: RankConfig) ->
         for i, j in hits[:25]:
             qualname = docs[i].symbols[j].qualname
             ev.bump(i, "mention", min(strength, weight * 1.5),
-                    plain_mention_reason(qualname, name, report.text) if plain
+                    plain_mention_reason(qualname, name, form) if plain
                     else f"defines `{qualname}` named in the report")
             ev.sym_bonus[(i, j)] = max(ev.sym_bonus.get((i, j), 0.0), strength)
             ev.sym_reasons.setdefault((i, j), []).append("named in the report")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from funnel.localize.names import is_plain_mention, plain_mention_reason, report_names
+from funnel.localize.names import is_plain_mention, plain_mention_reason, prose_form, report_names
 from repomap.focus import Focus
 
 
@@ -42,6 +42,6 @@ def test_a_prose_word_is_plain_unless_quoted_or_qualified():
     ids=["prose-call", "member-call", "javadoc-member", "word-and-call"],
 )
 def test_the_evidence_for_an_unquoted_name_says_how_the_report_writes_it(text, name, said):
-    reason = plain_mention_reason(f"Model.{name}", name, text)
+    reason = plain_mention_reason(f"Model.{name}", name, prose_form(name, text))
     assert reason.endswith(said)
     assert ("plain word" in reason) == said.startswith("the plain word")
