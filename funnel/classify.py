@@ -12,6 +12,7 @@ from typing import Literal
 
 from repomap.focus import Focus, strip_frames
 from schemas import BugReport, Classification, ClassificationResult
+from schemas.text import without_blocks
 
 __all__ = ("classify",)
 
@@ -104,10 +105,8 @@ def _normalize_label(label: str) -> str:
 
 def _prose(body: str) -> str:
     """The body's own words: without code blocks, inline code, stack-trace lines and lines indented like code."""
-    body = body.replace("\r\n", "\n").replace("\r", "\n")  # as `Focus` reads it, so its code blocks are found
-    for block in Focus.from_text(body).code_blocks:
-        body = body.replace(block, "")
-    return _INDENTED_LINE.sub("", strip_frames(_INLINE_CODE.sub("", body)))
+    words = without_blocks(body, Focus.from_text(body).code_blocks)
+    return _INDENTED_LINE.sub("", strip_frames(_INLINE_CODE.sub("", words)))
 
 
 def classify(report: BugReport) -> ClassificationResult:

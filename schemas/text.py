@@ -8,6 +8,7 @@ the input), such characters are replaced with U+FFFD; where it can (the JSON API
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 REPLACEMENT = "\ufffd"
@@ -57,3 +58,12 @@ def visible_markdown(text: str) -> str:
         return text
     # past the last `-->` no comment can close: leaving that tail out keeps every search linear
     return _MARKDOWN_PARTS.sub(lambda m: "" if m.group("comment") else m.group(0), text[:end]) + text[end:]
+
+
+def without_blocks(text: str, blocks: Iterable[str]) -> str:
+    """`text` with its line ends read as a report's extractors read them (`\\r\\n` and `\\r` become `\\n`), and each
+    of `blocks` (the code blocks found in it, `repomap.focus.Focus.code_blocks`) cut out: the report's own words."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    for block in blocks:
+        text = text.replace(block, "")
+    return text

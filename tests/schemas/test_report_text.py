@@ -11,7 +11,7 @@ import pytest
 from schemas import BugReport
 from schemas.enums import Source
 from schemas.report import MAX_BODY_CHARS, clip_body
-from schemas.text import visible_markdown
+from schemas.text import visible_markdown, without_blocks
 
 TEMPLATE_ISSUE = """**Describe the bug**
 Long repository names go outside the card.
@@ -69,3 +69,8 @@ def test_a_body_over_the_limit_keeps_its_beginning_and_its_end_and_states_the_cu
     cut = int(re.search(r"\.\.\.\[(\d+) characters truncated by bugsleuth", clipped).group(1))
     assert len(clipped) - len(re.search(r"\n\n\.\.\.\[.*?\]\.\.\.\n\n", clipped).group(0)) + cut == len(body)
     assert clip_body("short") == "short"
+
+
+def test_a_reports_own_words_leave_out_its_code_blocks_whatever_its_line_ends():
+    text = "Wrong sum\r\n\r\n```\r\ntotal = 1\r\nprint(total)\r\n```\r\nIt should be 2.\r"
+    assert without_blocks(text, ["total = 1\nprint(total)"]) == "Wrong sum\n\n```\n\n```\nIt should be 2.\n"

@@ -9,6 +9,7 @@ import re
 
 from repomap.focus import Focus
 from schemas.enums import Classification
+from schemas.text import without_blocks
 
 __all__ = ("open_questions", "states_error", "states_expectation", "states_steps", "states_version")
 
@@ -61,10 +62,7 @@ _SIZES = "Can you share the input (its size and shape) and the timings or profil
 
 def _outside_code(text: str, focus: Focus) -> str:
     """The report without its code blocks and its issue form's empty fields: what its own words say."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")  # as `Focus` reads it, so its code blocks are found
-    for block in focus.code_blocks:
-        text = text.replace(block, "")
-    return _EMPTY_FIELD.sub("", text)
+    return _EMPTY_FIELD.sub("", without_blocks(text, focus.code_blocks))
 
 
 def states_version(text: str, focus: Focus) -> bool:
