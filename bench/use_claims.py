@@ -4,7 +4,7 @@
         --repos bench/repos-multilang.toml [--list-claims]
 
 A behaviour finding reads "`X`, which the report names, is compared at file.py:12 (…)" (or returned, passed,
-defaulted, read). The claim is checked against the cited file at the instance's commit: what the line does with
+defaulted, raised, read). The claim is checked against the cited file at the instance's commit: what the line does with
 `X` by `X`'s own place in the tree (`funnel.localize.reasoning.uses.name_use`: `fmt` handed to a call in a branch
 of a conditional is passed there, not compared). Per run: the claims and the ones the tree contradicts.
 """
@@ -23,7 +23,7 @@ from bench.name_claims import count_runs  # noqa: E402
 from funnel.localize.reasoning.uses import name_use  # noqa: E402
 from repomap.languages import grammar, language_for  # noqa: E402
 
-_CLAIM = re.compile(r"`([^`]+)`, which the report names, is (compared|returned|passed|defaulted|read) at "
+_CLAIM = re.compile(r"`([^`]+)`, which the report names, is (compared|returned|passed|defaulted|raised|read) at "
                     r"([^\s:`]+):(\d+)")
 
 

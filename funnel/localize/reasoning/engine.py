@@ -276,6 +276,11 @@ def _behaviour_words(item: str, use: Use | Literal["message"], where: str, code:
         return (f"`{item}`, which the report names, appears in the message at {where} (`{code}`): the check that "
                 f"leads to this line may decide the reported case",
                 f"check the condition that leads to line {line} and the message it gives against the reported case")
+    if use == "raised":
+        return (f"`{item}`, which the report names, is raised at {where} (`{code}`): the condition that leads to this "
+                f"line decides when it is raised, and the value it rejects may come from a caller",
+                f"check the condition under which line {line} raises `{item}` against the reported case, and where "
+                f"the value it rejects comes from")
     verb = {"compared": "decides the reported case", "returned": "produces the returned value",
             "passed": "passes it on", "defaulted": "sets its default"}.get(use, "uses it")
     return (f"`{item}`, which the report names, is {use or 'read'} at {where} (`{code}`): this line {verb}, so the "

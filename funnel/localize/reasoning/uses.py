@@ -1,5 +1,6 @@
 """What a line of code does with a name: compares it (in a condition, a comparison or a case's pattern), returns
-it, passes it on (to a call, as a keyword argument) or gives it as a parameter's default.
+it, passes it on (to a call, as a keyword argument), gives it as a parameter's default or raises it (the exception
+a `raise` or `throw` builds).
 
 The behaviour rule weighs a line by the strongest use any node starting on it gives it (`line_uses`) and says what
 the line does with the report's name by that name's own place in the tree (`name_use`): `fmt` handed to `vprint`
@@ -16,7 +17,7 @@ from tree_sitter import Node
 
 __all__ = ("USE_WEIGHT", "Use", "line_uses", "name_use", "overlapping")
 
-Use = Literal["compared", "returned", "passed", "defaulted", ""]
+Use = Literal["compared", "returned", "passed", "defaulted", "raised", ""]
 """What a line does with a name ("": it only reads it)."""
 
 _USES: dict[str, Use] = {  # node types that make a line a decision, a result or a hand-over, across grammars
@@ -27,8 +28,13 @@ _USES: dict[str, Use] = {  # node types that make a line a decision, a result or
     "return_statement": "returned", "return_expression": "returned", "return": "returned",
     "keyword_argument": "passed", "default_parameter": "defaulted", "typed_default_parameter": "defaulted",
 }
-USE_WEIGHT: dict[str, float] = {"compared": 1.6, "returned": 1.3, "passed": 1.3, "defaulted": 1.2, "": 1.0}
-"""How much a line's use of the report's name weighs its behaviour finding."""
+USE_WEIGHT: dict[str, float] = {"compared": 1.6, "returned": 1.3, "passed": 1.3, "defaulted": 1.2, "raised": 1.0,
+                                 "": 1.0}
+"""How much a line's use of the report's name weighs its behaviour finding. A raise weighs as a read: the error
+surfaces there, and the fix is as often where the value it rejects comes from."""
+_RAISES = frozenset({"raise_statement", "throw_statement", "throw_expression"})
+"""Statements that raise what they build, across grammars (Swift's is a `control_transfer_statement` opened by
+`throw`; Go's `panic(...)`, Rust's `panic!` and Ruby's `raise` are calls, read as calls)."""
 _KEY = re.compile(r"[\w.:/-]+")
 """A token that is one key (`fixed-strings`, `a.b`), not a message: its parts are names it holds."""
 _ARGUMENTS = frozenset({"argument_list", "arguments"})
@@ -66,7 +72,7 @@ def name_use(root: Node, line: int, name: str) -> Use:
     for node in overlapping(root, line, line):
         if node.child_count == 0 and node.start_point[0] + 1 == line and _holds(node.text or b"", name):
             use = _use_of(node)
-            if USE_WEIGHT[use] > USE_WEIGHT[best]:
+            if (USE_WEIGHT[use], use != "") > (USE_WEIGHT[best], best != ""):  # a raise says more than a read
                 best = use
     return best
 
@@ -89,9 +95,17 @@ def _use_of(leaf: Node) -> Use:
             return "passed" if passed else "returned"
         if use == "defaulted":
             return "defaulted"
+        if _raises(parent):
+            return "passed" if passed else "raised"
         passed = passed or use == "passed" or parent.type in _ARGUMENTS
         child, parent = parent, parent.parent
     return "passed" if passed else ""
+
+
+def _raises(node: Node) -> bool:
+    """Whether a node raises what it holds (`raise X(...)`, `throw new X(...)`, Swift's `throw X.y`)."""
+    return node.type in _RAISES or (node.type == "control_transfer_statement" and node.child_count > 0
+                                    and node.children[0].type == "throw_keyword")
 
 
 def _decides(decision: Node, child: Node) -> bool:

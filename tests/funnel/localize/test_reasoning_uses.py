@@ -40,3 +40,25 @@ def test_a_behaviour_finding_says_what_its_line_does_with_the_name():
     assert found[0].line == 2
     assert "`fmt`, which the report names, is passed at core.h:2" in found[0].mechanism
     assert "is compared" not in found[0].mechanism
+
+
+def test_the_exception_a_raise_or_throw_builds_is_raised_and_its_arguments_passed():
+    python = _root("python", "def f(x):\n    raise ValueError(msg, x)\n")
+    assert name_use(python, 2, "ValueError") == "raised"
+    assert name_use(python, 2, "msg") == "passed"
+    java = _root("java", "class A {\n  void f() {\n    throw new IllegalArgumentException(\"bad\");\n  }\n}\n")
+    assert name_use(java, 3, "IllegalArgumentException") == "raised"
+    kotlin = _root("kotlin", "fun f() {\n    throw IllegalStateException(\"bad\")\n}\n")
+    assert name_use(kotlin, 2, "IllegalStateException") == "raised"
+    swift = _root("swift", "func f() throws {\n    throw MyError.bad\n}\n")
+    assert name_use(swift, 2, "MyError") == "raised"
+
+
+def test_a_raise_of_the_named_exception_is_worded_as_a_raise_not_a_read():
+    source = "def convert(value):\n    if not value:\n        raise ValueError('empty value')\n    return value\n"
+    found = reason("convert raises `ValueError` for a zero", "conv.py", source, [(1, 4, "convert")],
+                   named=named_items(["ValueError"], [], {"convert"}), terms={})
+    assert found[0].line == 3
+    assert "`ValueError`, which the report names, is raised at conv.py:3" in found[0].mechanism
+    assert "is read" not in found[0].mechanism and "decided here" not in found[0].mechanism
+    assert "raises `ValueError`" in found[0].change
