@@ -26,7 +26,7 @@ from bench.line_metrics import score, summarize  # noqa: E402
 from funnel.explorers.offline.lines import narrow_prime  # noqa: E402
 from funnel.explorers.offline.writer import Citation, WriterConfig  # noqa: E402
 from funnel.localize.candidates import RankConfig  # noqa: E402
-from funnel.localize.rank import _query  # noqa: E402
+from funnel.localize.bm25 import report_query  # noqa: E402
 from repomap.focus import Focus  # noqa: E402
 from repomap.languages import language_for  # noqa: E402
 from repomap.tags import extract_tags  # noqa: E402
@@ -71,7 +71,7 @@ def replay(record: dict, row: dict, git: str, config: WriterConfig) -> dict:
     text = row["problem_statement"]
     focus = Focus.from_text(text)
     if cites:
-        cites = narrow_prime(cites, text, focus, _query(text, focus, RankConfig()), texts, config)
+        cites = narrow_prime(cites, text, focus, report_query(text, focus, RankConfig()), texts, config)
     ranges: dict[str, list[list[int]]] = {}
     for c in cites:
         ranges.setdefault(c.path, []).append([c.start, c.end])

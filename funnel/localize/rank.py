@@ -4,17 +4,16 @@ Every signal is generic: lexical similarity (BM25 over path + code, and over eac
 map's PageRank, stack frames resolved into the repository, definitions named in the report, modules
 imported in the report's code, paths and literal messages quoted in the report. Test, doc and example
 files are down-weighted by path pattern, generated files by their generator's mark, vendored copies of other
-projects by their directory. Order-only lifts (title words in paths and siblings from `pathterms`, the title's own
-BM25, definitions the title names) then reorder the files after the first.
+projects by their directory. Order-only lifts (`lifts`: title words in paths and siblings, the title's own BM25,
+definitions the title names, co-changed files) then reorder the files after the first.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from funnel.localize.bm25 import bm25, coverage, file_bm25, report_query, statistics
 from funnel.localize.candidates import (
     CONFIDENCE_FEATURES,
     CONTEXT_PARTS,
@@ -24,12 +23,11 @@ from funnel.localize.candidates import (
     RankConfig,
     report_title,
 )
-from funnel.localize.corpus import Corpus, SymbolSpan, count_terms, tokenize
+from funnel.localize.corpus import Corpus, SymbolSpan
 from funnel.localize.corpus_index import INDEX_MIN_FILES
 from funnel.localize.file_kinds import (
     EXAMPLE_REASON,
     about_examples,
-    is_code,
     is_example,
     is_test,
     is_test_definition,
@@ -44,81 +42,16 @@ from funnel.localize.learned import (
     rerank,
     reranks,
 )
-from funnel.localize.names import is_prose_word
-from funnel.localize.pathterms import path_term_scores, sibling_scores, title_path_terms
+from funnel.localize.lifts import Partners, lift_cochange, lift_files
 from funnel.localize.signals import SIGNALS, Evidence, Report
 from funnel.localize.term_cache import default_cache_dir
 from repomap import RepoMap
-from repomap.focus import Focus, strip_frames
+from repomap.focus import Focus
 from repomap.languages import EXTENSIONS, TEXT_SOURCE_EXTENSIONS, is_text_source
 from repomap.walk import walk_files
 
 __all__ = ("CONTEXT_PARTS", "Candidate", "CandidateRanking", "CandidateSymbol", "Partners", "RankConfig",
            "build_corpus", "rank", "rank_report", "report_title")
-
-Partners = Callable[[Sequence[str]], Mapping[str, Mapping[str, float]]]
-"""For some files, the files past commits changed together with each, with how often (`history.cochange_partners`)."""
-
-
-def _query(text: str, focus: Focus, config: RankConfig) -> dict[str, float]:
-    weights: dict[str, float] = {}
-    if config.strip_frame_lines and focus.frames:
-        # Frame lines would lend every printed file the same lexical weight; the frames are scored on their own.
-        text = strip_frames(text)
-    for term, n in count_terms(text).items():
-        weights[term] = 1.0 + math.log(n)
-    for term in set(tokenize(report_title(text))):
-        weights[term] = weights.get(term, 1.0) * config.title_term_weight
-    code_terms = set(tokenize(" ".join(focus.code_identifiers)))
-    for term in code_terms:
-        if term in weights:
-            weights[term] *= config.code_term_weight
-    return weights
-
-
-def _bm25(postings: Mapping[str, list[tuple[int, int]]], lengths: list[int], query: dict[str, float], k1: float,
-          b: float, df: Mapping[str, int] | None = None, nb: int | None = None, avg: float | None = None
-          ) -> list[float]:
-    """BM25 of each document (by index in `lengths`) from the postings of the query's terms; the document frequencies
-    `df` over `nb` documents and the mean length `avg` default to the postings' and the lengths' own."""
-    n = len(lengths)
-    if not n:
-        return []
-    avg = (sum(lengths) / n or 1.0) if avg is None else avg
-    nb = n if nb is None else nb
-    scores = [0.0] * n
-    norms = [k1 * (1 - b + b * length / avg) for length in lengths]
-    for term, qw in query.items():
-        refs = postings.get(term, ())
-        if not refs:
-            continue
-        w = qw * _idf(max(1, len(refs) if df is None else df.get(term, 0)), nb)
-        for i, tf in refs:
-            scores[i] += w * tf * (k1 + 1) / (tf + norms[i])
-    return scores
-
-
-def _idf(count: int, nb: int) -> float:
-    """BM25's inverse document frequency of a term held by `count` of `nb` documents."""
-    return math.log(1 + (nb - count + 0.5) / (count + 0.5))
-
-
-def _statistics(corpus: Corpus, postings: Mapping[str, list[tuple[int, int]]]
-                ) -> tuple[dict[str, int], int, float | None]:
-    """(document frequencies, documents, mean length) BM25 reads: in a tree that has both, those of the parsed files
-    alone, so a file read as text (`Corpus.text_sources`) enters by its own score without moving the others; else
-    the corpus' own (the mean length None: `_bm25` takes it from the lengths)."""
-    skip = corpus.text_sources
-    if not skip or len(skip) == len(corpus.docs):
-        return {t: len(refs) for t, refs in postings.items()}, len(corpus.docs), None
-    kept = [length for i, length in enumerate(corpus.lengths) if i not in skip]
-    df = {t: sum(1 for i, _ in refs if i not in skip) for t, refs in postings.items()}
-    return df, len(kept), sum(kept) / len(kept) or 1.0
-
-
-def _file_bm25(corpus: Corpus, query: dict[str, float], config: RankConfig) -> list[float]:
-    postings = corpus.postings(query)
-    return _bm25(postings, corpus.lengths, query, config.k1, config.b, *_statistics(corpus, postings))
 
 
 def rank(
@@ -139,8 +72,8 @@ def rank(
     docs = corpus.docs
     if not docs:
         return CandidateRanking([], 0.0, {}, config)
-    query = _query(text, focus, config)
-    file_scores = _file_bm25(corpus, query, config)
+    query = report_query(text, focus, config)
+    file_scores = file_bm25(corpus, query, config)
     best_file = max(file_scores) or 1.0
     ev = Evidence(corpus, [{"file": config.w_file * s / best_file} for s in file_scores])
     report = Report(text, focus, pagerank, history)
@@ -158,7 +91,7 @@ def rank(
                                     reasons=reasons, quoted_line=ev.quoted_lines.get(i)))
     candidates.sort(key=lambda c: (-c.score, c.path))
     if config.w_title_path > 0 or config.w_sibling > 0 or config.w_title_bm25 > 0 or config.w_title_def > 0:
-        _lift(corpus, candidates, config, text, ev.names, examples=examples)
+        lift_files(corpus, candidates, config, text, ev.names, examples=examples)
     on_files = reranks(candidates, corpus, config)
     models = load_ranker(config.ranker or None) if on_files or config.learned_functions else None
     slots = None
@@ -168,7 +101,7 @@ def rank(
     if slots is not None:
         keep_slots(candidates, slots)
     if partners is not None and config.w_cochange > 0 and confidence >= config.cochange_confidence:
-        _cochange(corpus, candidates, config, partners, examples=examples)
+        lift_cochange(corpus, candidates, config, partners, examples=examples)
     for cand in candidates[: config.detailed]:
         i = corpus.by_path[cand.path]
         spans = docs[i].symbols
@@ -198,15 +131,15 @@ def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) ->
     for k, d in enumerate(sym_docs):
         for t in d.keys() & wanted:
             sym_postings[t].append((k, d[t]))
-    df, nb, _ = _statistics(ev.corpus, ev.corpus.postings(query))
-    sym_scores = _bm25(sym_postings, [sum(d.values()) for d in sym_docs], query, config.k1, config.b, df, nb)
+    df, nb, _ = statistics(ev.corpus, ev.corpus.postings(query))
+    sym_scores = bm25(sym_postings, [sum(d.values()) for d in sym_docs], query, config.k1, config.b, df, nb)
     best_sym = max(sym_scores, default=0.0) or 1.0
     for (i, _), s in zip(sym_index, sym_scores):
         if config.w_symbol * s / best_sym > parts[i].get("symbol", 0.0):
             parts[i]["symbol"] = config.w_symbol * s / best_sym
     if config.definition_coverage > 0:
         sym_scores = [s * share ** config.definition_coverage
-                      for s, share in zip(sym_scores, _coverage(sym_postings, len(sym_docs), query, df, nb))]
+                      for s, share in zip(sym_scores, coverage(sym_postings, len(sym_docs), query, df, nb))]
         best_sym = max(sym_scores, default=0.0) or 1.0
     per_file_syms: dict[int, list[tuple[float, int]]] = {}
     for (i, j), s in zip(sym_index, sym_scores):
@@ -215,106 +148,6 @@ def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) ->
         if i not in per_file_syms or all(jj != j for _, jj in per_file_syms[i]):
             per_file_syms.setdefault(i, []).append((bonus, j))
     return per_file_syms
-
-
-def _coverage(postings: Mapping[str, list[tuple[int, int]]], n: int, query: dict[str, float],
-              df: Mapping[str, int], nb: int) -> list[float]:
-    """Each of `n` documents' share (0..1) of the query's weight, from the query terms' `postings`: the query
-    weight × IDF (as `_bm25` reckons it: a term only files read as text hold counts as in one file) of the terms it
-    holds, over that of every query term."""
-    weight = {t: qw * _idf(max(1, df.get(t, 0)), nb) for t, qw in query.items()}
-    shares = [0.0] * n
-    for term, refs in postings.items():
-        for k, _ in refs:
-            shares[k] += weight[term]
-    total = sum(weight.values()) or 1.0
-    return [share / total for share in shares]
-
-
-def _lift(corpus: Corpus, candidates: list[Candidate], config: RankConfig, text: str,
-          names: Mapping[str, list[tuple[int, int]]], *, examples: bool = False) -> None:
-    """Order-only lifts (title words in the path, siblings of the leading files, the title's own BM25, definitions
-    the title names), recorded in `Candidate.lift`."""
-    ranked = [(c.path, c.score) for c in candidates[: config.lift_pool]]
-    pool = {path for path, _ in ranked}
-    title = report_title(text)
-    signals = []
-    if config.w_title_path > 0:
-        shares = path_term_scores(corpus.path_term_counts(title_path_terms(title)), title, pool)
-        signals.append(("title_path", config.w_title_path, shares, "its name or directory is in the title"))
-    if config.w_sibling > 0:
-        foreign = corpus.generated | corpus.vendored
-        shares = sibling_scores(ranked, pool, top=config.lift_top,
-                                is_code=lambda p: is_code(p) and p not in foreign)
-        signals.append(("sibling", config.w_sibling, shares, "in the directory of a leading suspect"))
-    if config.w_title_bm25 > 0:
-        signals.append(("title_bm25", config.w_title_bm25, _title_bm25(corpus, title, pool, config),
-                        "its terms match the title's"))
-    if config.w_title_def > 0:
-        signals.append(("title_def", config.w_title_def, _title_definitions(corpus, title, names, pool),
-                        "defines a name the title writes"))
-    start = 1 if config.lift_keep_first else 0
-    for key, weight, shares, why in signals:
-        for cand in candidates[start:]:
-            share = shares.get(cand.path)
-            if share:
-                value = weight * share * path_factor(cand.path, config, corpus, examples=examples)
-                cand.parts[key] = weight * share
-                cand.score += value
-                cand.lift += value
-                cand.reasons.append(why)
-    candidates[start:] = sorted(candidates[start:], key=lambda c: (-c.score, c.path))
-
-
-def _cochange(corpus: Corpus, candidates: list[Candidate], config: RankConfig, partners: Partners, *,
-              examples: bool = False) -> None:
-    """Order-only lift of the files past commits changed together with the `cochange_top` leading files, after the
-    first (`RankConfig.w_cochange`), recorded in `Candidate.lift`."""
-    leaders = candidates[: config.cochange_top]
-    if len(candidates) < 2 or not leaders or leaders[0].score <= 0:
-        return
-    found = partners([c.path for c in leaders])
-    shares: dict[str, tuple[float, str]] = {}
-    for lead in leaders:
-        ratio = lead.score / leaders[0].score
-        for path, often in found.get(lead.path, {}).items():
-            share, why = shares.get(path, (0.0, lead.path))
-            shares[path] = (min(1.0, share + ratio * often), why)
-    if not shares:
-        return
-    for cand in candidates[1: config.cochange_pool or None]:
-        share, lead = shares.get(cand.path, (0.0, ""))
-        if share:
-            value = config.w_cochange * share * path_factor(cand.path, config, corpus, examples=examples)
-            cand.parts["cochange"] = config.w_cochange * share
-            cand.score += value
-            cand.lift += value
-            cand.reasons.append(f"past commits changed it together with {lead}")
-    candidates[1:] = sorted(candidates[1:], key=lambda c: (-c.score, c.path))
-
-
-def _title_bm25(corpus: Corpus, title: str, pool: set[str], config: RankConfig) -> dict[str, float]:
-    """BM25 of each file of `pool` for the title's terms alone, relative to the best file of the corpus (0..1)."""
-    query = dict.fromkeys(tokenize(title), 1.0)
-    scores = _file_bm25(corpus, query, config)
-    best = max(scores, default=0.0) or 1.0
-    return {d.path: s / best for d, s in zip(corpus.docs, scores) if s > 0 and d.path in pool}
-
-
-def _title_definitions(corpus: Corpus, title: str, names: Mapping[str, list[tuple[int, int]]],
-                       pool: set[str]) -> dict[str, float]:
-    """Files of `pool` defining a name the title writes as code, when at most three code files define it: each
-    name counts 1 / the files defining it, capped at 1 per file."""
-    shares: dict[str, float] = {}
-    for word in set(re.findall(r"[A-Za-z_][A-Za-z0-9_]{3,}", title)):
-        if is_prose_word(word):
-            continue
-        files = {corpus.docs[i].path for i, _ in names.get(word, ())}
-        files = {p for p in files if is_code(p)}
-        if 0 < len(files) <= 3:
-            for p in files & pool:
-                shares[p] = min(1.0, shares.get(p, 0.0) + 1.0 / len(files))
-    return shares
 
 
 def _prefer_members(spans: list[SymbolSpan], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:
@@ -327,7 +160,8 @@ def _prefer_members(spans: list[SymbolSpan], scored: list[tuple[float, int]]) ->
             continue
         span = spans[j]
         prefix = span.qualname + "."
-        members = [k for k, o in enumerate(spans) if o.qualname.startswith(prefix) and o.qualname.count(".") == span.qualname.count(".") + 1
+        depth = span.qualname.count(".") + 1
+        members = [k for k, o in enumerate(spans) if o.qualname.startswith(prefix) and o.qualname.count(".") == depth
                    and span.start_line <= o.start_line <= span.end_line and k not in used]
         if members:
             best = max(members, key=lambda k: (by_score.get(k, -1.0), -spans[k].start_line))
