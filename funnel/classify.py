@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from repomap.focus import Focus, strip_frames
+from repomap.focus import Focus
+from repomap.frames import strip_frames
 from schemas import BugReport, Classification, ClassificationResult
 from schemas.text import without_blocks
 

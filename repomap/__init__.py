@@ -1,7 +1,8 @@
 """The repo map: a tree-sitter index of a repository, ranked by a bug report and rendered within a token budget."""
 
 from repomap.config import MapConfig
-from repomap.focus import Focus, Frame
+from repomap.focus import Focus
+from repomap.frames import Frame
 from repomap.index import SymbolIndex
 from repomap.repo_map import MapInputError, MapStats, RankedFile, RankedSymbol, RepoMap, build_repo_map
 from repomap.tags import Definition, DefKind, Reference, RefKind

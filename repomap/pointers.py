@@ -166,7 +166,7 @@ def parse_links(prose: str) -> tuple[CodeLink, ...]:
     (`https://host/o/r/blob/REF/a/b.py#L77-L80`) and prose ("line 77 of a/b.py", "a/b.py, line 77", "a/b.py - line
     77") and the lines a unified diff removes (a reporter's patch, of any file); a link written twice (also as a
     shorter path to the same line) is kept once. `prose` is the report without its stack-frame lines
-    (`focus.strip_frames`)."""
+    (`frames.strip_frames`)."""
     found: list[tuple[int, CodeLink]] = []
     for m in _URL.finditer(prose):
         link = _permalink(m.group(0))

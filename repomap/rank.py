@@ -15,7 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
-from repomap.focus import Focus, innermost_first, is_library_path, normalize_frame_path
+from repomap.focus import Focus
+from repomap.frames import innermost_first, is_library_path, normalize_frame_path
 from repomap.graph import Graph, build_graph
 from repomap.graph_tables import module_keys, normalize_import
 

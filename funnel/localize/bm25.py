@@ -8,7 +8,8 @@ from collections.abc import Mapping
 
 from funnel.localize.candidates import RankConfig, report_title
 from funnel.localize.corpus import Corpus, count_terms, tokenize
-from repomap.focus import Focus, strip_frames
+from repomap.focus import Focus
+from repomap.frames import strip_frames
 
 __all__ = ("bm25", "coverage", "file_bm25", "idf", "report_query", "statistics")
 

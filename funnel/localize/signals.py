@@ -19,7 +19,8 @@ from funnel.localize.corpus import Corpus, FileDoc, SymbolSpan
 from funnel.localize.evidence import literal_keys
 from funnel.localize.file_kinds import is_code
 from funnel.localize.names import is_plain_mention, plain_mention_reason, prose_form
-from repomap.focus import Focus, Frame, PathMatcher, innermost_first, module_candidates, resolve_frames
+from repomap.focus import Focus, module_candidates
+from repomap.frames import Frame, PathMatcher, innermost_first, resolve_frames
 from repomap.pointers import fold
 
 __all__ = ("SIGNALS", "Evidence", "Report", "frame_line", "moved_frame_reason")

@@ -219,7 +219,7 @@ def test_sentry_event_alert_becomes_a_report_with_a_python_traceback():
 
 
 def test_sentry_traceback_is_understood_by_the_repo_map_focus():
-    from repomap.focus import parse_frames
+    from repomap.frames import parse_frames
 
     body = sentry(load("sentry_event_alert"), "event_alert").report.body
     frames = [(f.path, f.line, f.function) for f in parse_frames(body)]

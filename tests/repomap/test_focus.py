@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import time
 
-from repomap.focus import (
-    Focus,
-    PathMatcher,
-    module_candidates,
-    normalize_frame_path,
-    parse_frames,
-    resolve_frames,
-    strip_frames,
-)
+from repomap.focus import Focus, module_candidates
+from repomap.frames import PathMatcher, normalize_frame_path, parse_frames, resolve_frames, strip_frames
 
 PY_TRACE = """Traceback (most recent call last):
   File "/home/u/proj/manage.py", line 22, in <module>

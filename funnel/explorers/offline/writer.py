@@ -23,7 +23,8 @@ from funnel.localize.requested import Addition
 from funnel.localize.signals import moved_frame_reason
 from funnel.report.template import DraftAffectedFile, DraftChange, DraftRating, DraftRootCause, ReportDraft, render_report
 from repomap.encoding import line_count
-from repomap.focus import Focus, Frame
+from repomap.focus import Focus
+from repomap.frames import Frame
 from schemas.enums import Classification, Complexity, Risk, Role
 
 __all__ = ("WriterConfig", "Citation", "plan_citations", "write_report")

@@ -10,7 +10,8 @@ from funnel.localize.corpus import SymbolSpan
 from funnel.localize.rank import rank_report
 from funnel.localize.signals import frame_line
 from repomap import build_repo_map
-from repomap.focus import Focus, Frame
+from repomap.focus import Focus
+from repomap.frames import Frame
 
 SYMBOLS = [
     SymbolSpan("number_free", "number_free", "function", 1, 8),
