@@ -7,7 +7,8 @@ import math
 from collections.abc import Mapping
 
 from funnel.localize.candidates import RankConfig, report_title
-from funnel.localize.corpus import Corpus, count_terms, tokenize
+from funnel.localize.corpus import Corpus
+from funnel.localize.terms import count_terms, tokenize
 from repomap.focus import Focus
 from repomap.frames import strip_frames
 

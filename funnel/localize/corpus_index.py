@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from funnel.localize.corpus import path_tokens
+from funnel.localize.terms import path_tokens
 from repomap.cache import tags_version
 
 __all__ = ("INDEX_MIN_FILES", "FileRecord", "IndexStats", "CorpusIndex", "index_path", "index_prefix", "index_files",

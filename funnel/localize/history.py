@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from funnel.localize.corpus import count_terms
+from funnel.localize.terms import count_terms
 
 __all__ = ("HistoryConfig", "HistorySource", "CommitLog", "cochange_partners", "find_git_dir", "history_scores")
 

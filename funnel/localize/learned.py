@@ -37,7 +37,8 @@ from funnel.localize.candidates import (
     RankConfig,
     report_title,
 )
-from funnel.localize.corpus import Corpus, tokenize
+from funnel.localize.corpus import Corpus
+from funnel.localize.terms import tokenize
 from funnel.localize.file_kinds import is_doc, is_test, is_tooling
 from funnel.localize.reasoning import named_items
 from repomap.focus import Focus

@@ -14,7 +14,7 @@ import posixpath
 import re
 from collections.abc import Callable, Mapping
 
-from funnel.localize.corpus import path_tokens, tokenize
+from funnel.localize.terms import path_tokens, tokenize
 
 __all__ = ("path_tokens", "path_term_scores", "sibling_scores", "title_path_terms")
 

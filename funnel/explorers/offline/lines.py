@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
 from funnel.localize.candidates import report_title
-from funnel.localize.corpus import tokenize
+from funnel.localize.terms import tokenize
 from funnel.localize.reasoning import Finding, named_items, reason
 from funnel.localize.names import is_prose_word
 from repomap.encoding import line_count

@@ -22,7 +22,7 @@ from typing import Literal
 
 from tree_sitter import Node, Query, QueryCursor
 
-from funnel.localize.corpus import tokenize
+from funnel.localize.terms import tokenize
 from funnel.localize.reasoning.checks import CHECKS
 from funnel.localize.reasoning.kinds import KINDS, ErrorKind, Shape
 from funnel.localize.reasoning.uses import USE_WEIGHT, Use, line_uses, name_use, overlapping
