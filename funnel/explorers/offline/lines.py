@@ -235,10 +235,14 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
     if config.cite_rest:  # the rest of the definition, after every file: what the narrow range left out
         cut = min(first.end - first.start + 1 + 2 * config.first_range_lines, config.max_cited_lines)
         lo, hi = _definition(first)
-        if lo < first.start:
-            out.append(replace(first, start=max(lo, first.start - cut), end=first.start - 1, role=Role.related,
-                               focus_lines=[], finding=None))
-        if first.end < hi:
-            out.append(replace(first, start=first.end + 1, end=min(hi, first.end + cut), role=Role.related,
-                               focus_lines=[], finding=None))
+        for s, e in ((max(lo, first.start - cut), first.start - 1), (first.end + 1, min(hi, first.end + cut))):
+            if s <= e and _holds_code(lines, s, e):
+                out.append(replace(first, start=s, end=e, role=Role.related, focus_lines=[], finding=None))
     return out
+
+
+def _holds_code(lines: list[str], start: int, end: int) -> bool:
+    """Whether lines `start` to `end` (1-based) hold code beyond blank lines, comments and closing brackets: a
+    definition's last `}` alone is no rest worth citing."""
+    shown = _numbered(lines, start, end)
+    return any(text.strip().strip("{}()[];,") for text in _code_lines(shown, start - 1, end).values())

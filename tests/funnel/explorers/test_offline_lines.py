@@ -199,3 +199,15 @@ def test_a_named_value_elsewhere_does_not_move_the_citation_off_the_definition_t
     assert first("is_valid_path accepts paths with embedded NULs").symbol == "is_valid_path"
     moved = first("Paths with embedded NULs are accepted")
     assert moved.symbol == "write_response" and moved.finding and moved.finding.rule == "behaviour"
+
+
+GO = "func configure(o Options) int {\n" + "".join(f"\tstep{n} := o.Get(\"step{n}\")\n" for n in range(1, 24)) + \
+    "\treturn 0\n}\n"
+
+
+def test_the_rest_of_a_definition_is_cited_only_where_it_holds_code_not_a_lone_closing_brace():
+    report = "`configure` mishandles `step15`\n\nWith `step15` set the result is wrong."
+    cite = Citation("pkg/setup.go", 1, 26, "configure", Role.cause, span=(1, 26))
+    out = narrow_prime([cite], report, Focus.from_text(report), {"step15": 1.0}, {"pkg/setup.go": GO}, WriterConfig())
+    assert (out[0].start, out[0].end) == (11, 25), "the first range ends on the return; line 26 is the `}`"
+    assert [(c.start, c.end) for c in out[1:]] == [(1, 10)], "the code before it, and no range of the brace alone"
