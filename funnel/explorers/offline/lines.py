@@ -45,14 +45,24 @@ def line_scores(shown: dict[int, str], start: int, end: int, query: dict[str, fl
     return {ln: math.fsum(query[t] * math.log(1 + n / df[t]) for t in terms[ln]) for ln in code}
 
 
-def best_line(shown: dict[int, str], start: int, end: int, query: dict[str, float]) -> int | None:
+def best_line(shown: dict[int, str], start: int, end: int, query: dict[str, float],
+              symbol: str | None = None) -> int | None:
     """The code line of a span sharing the most with the report (`line_scores`; the first of equals); None when
-    none shares anything."""
-    best, best_score = None, 0.0
-    for ln, score in line_scores(shown, start, end, query).items():
-        if score > best_score:
-            best, best_score = ln, score
-    return best
+    none shares anything. Given the definition (`symbol`, qualified), its header (the first line writing its own
+    name, after any annotation or doc comment the span opens with) is left out when a line after it shares
+    anything: the header says which definition, not where in it."""
+    name = (symbol or "").rpartition(".")[2]
+    written = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    header = next((ln for ln, text in _code_lines(shown, start - 1, end).items() if written.search(text)),
+                  None) if name else None
+    for first in ([header, start] if header is not None and header > start else [start]):
+        best, best_score = None, 0.0
+        for ln, score in line_scores(shown, first, end, query).items():
+            if score > best_score:
+                best, best_score = ln, score
+        if best is not None:
+            return best
+    return None
 
 
 def _code_lines(shown: dict[int, str], start: int, end: int) -> dict[int, str]:
@@ -212,7 +222,8 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
         first = out[0]
         lo, hi = _definition(first)
         shown = _numbered(lines, lo, hi)
-        anchor = first.focus_lines[0] if first.focus_lines else best_line(shown, lo, hi, terms)
+        anchor = first.focus_lines[0] if first.focus_lines else best_line(shown, lo, hi, terms,
+                                                                          first.symbol)
     first = out[0]
     lo, hi = _definition(first)
     anchor = linked[0] if linked else anchor

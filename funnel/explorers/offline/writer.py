@@ -148,7 +148,7 @@ def _quote(cite: Citation, reads: list[Read], texts: dict[str, str], config: Wri
         for i in range(cite.start - 1, min(cite.end, len(all_lines))):
             shown.setdefault(i + 1, all_lines[i])
     if not cite.focus_lines and query:
-        picked_line = best_line(shown, cite.start, cite.end, query)
+        picked_line = best_line(shown, cite.start, cite.end, query, cite.symbol)
         if picked_line is not None:
             cite.focus_lines = [picked_line]
     anchor = cite.focus_lines[0] if cite.focus_lines else cite.start

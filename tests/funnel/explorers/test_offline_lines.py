@@ -211,3 +211,25 @@ def test_the_rest_of_a_definition_is_cited_only_where_it_holds_code_not_a_lone_c
     out = narrow_prime([cite], report, Focus.from_text(report), {"step15": 1.0}, {"pkg/setup.go": GO}, WriterConfig())
     assert (out[0].start, out[0].end) == (11, 25), "the first range ends on the return; line 26 is the `}`"
     assert [(c.start, c.end) for c in out[1:]] == [(1, 10)], "the code before it, and no range of the brace alone"
+
+
+JAVA = '''  /**
+   * Returns the hash code of this primitive.
+   */
+  @Override
+  public int hashCode() {
+    if (value == null) {
+      return 31;
+    }
+    long contract = Double.doubleToLongBits(getAsNumber().doubleValue());
+    return (int) (contract ^ (contract >>> 32));
+  }
+'''
+
+
+def test_the_line_sharing_most_with_the_report_is_in_the_body_not_the_definitions_own_header():
+    query = {"hash": 1.0, "code": 1.0, "hashcode": 2.0, "contract": 1.0}
+    assert best_line(_shown(JAVA), 1, 11, query) == 5, "without the definition the header shares the most"
+    assert best_line(_shown(JAVA), 1, 11, query, "JsonPrimitive.hashCode") == 9
+    only_header = {"hashcode": 1.0}
+    assert best_line(_shown(JAVA), 1, 11, only_header, "JsonPrimitive.hashCode") == 5, "the header when nothing else"
