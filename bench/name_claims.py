@@ -8,7 +8,9 @@ evidence "defines `X` named in the report". A claim is false when the report wri
 of a definition enclosing it; a lead is a member's (`member_leads`) when the report writes only the enclosing
 definition's name (`Form` of "The report names `Form.clean`"). And the evidence "defines `X`, whose name the report
 uses as the plain word “x”", false when the report writes x only called or as a member (`delete()`,
-`QuerySet.defer()`), never as a word of its prose. Per run: the claims and the false ones.
+`QuerySet.defer()`), never as a word of its prose. And "report names `x`, this file's name", false when the report
+never writes x as it is quoted (`jsonfactory` of a report writing `JsonFactory`). Per run: the claims and the false
+ones.
 """
 
 from __future__ import annotations
@@ -29,13 +31,14 @@ from repomap.focus import Focus  # noqa: E402
 _LEAD = re.compile(r"^The report names `([^`]+)`")
 _EVIDENCE = re.compile(r"defines `([^`]+)` named in the report")
 _PLAIN = re.compile(r"whose name the report uses as the plain word “([^”]+)”")
+_STEM = re.compile(r"report names `([^`]+)`, this file's name")
 
 
 
 def audit(results: Path, reports: dict[str, str]) -> dict[str, int]:
     """The counts of one run's `results.jsonl` (records without a diagnosis or a report are skipped)."""
     counts = {"diagnoses": 0, "leads": 0, "false_leads": 0, "member_leads": 0, "evidence": 0, "false_evidence": 0,
-              "plain_words": 0, "false_plain_words": 0}
+              "plain_words": 0, "false_plain_words": 0, "file_names": 0, "false_file_names": 0}
     for line in results.joinpath("results.jsonl").read_text().splitlines():
         record = json.loads(line)
         text = reports.get(record["instance_id"])
@@ -56,6 +59,9 @@ def audit(results: Path, reports: dict[str, str]) -> dict[str, int]:
         for word in _PLAIN.findall(root):
             counts["plain_words"] += 1
             counts["false_plain_words"] += prose_form(word, text) is not None
+        for word in _STEM.findall(root):
+            counts["file_names"] += 1
+            counts["false_file_names"] += re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is None
     return counts
 
 

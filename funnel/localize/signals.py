@@ -206,11 +206,13 @@ def stems(ev: Evidence, report: Report, weight: float, config: RankConfig) -> No
         stem = d.path.rsplit("/", 1)[-1].split(".")[0]
         if len(stem) >= 5 and not stem.startswith("__"):
             found.setdefault(stem.lower(), []).append(i)
-    mentioned_words = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]{4,}", report.text)}
+    written: dict[str, str] = {}  # the word as the report first writes it (`JsonFactory`, not `jsonfactory`)
+    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]{4,}", report.text):
+        written.setdefault(word.lower(), word)
     for stem, idxs in found.items():
-        if stem in mentioned_words and len(idxs) <= 3:
+        if stem in written and len(idxs) <= 3:
             for i in idxs:
-                ev.bump(i, "stem", weight / len(idxs), f"report names `{stem}`, this file's name")
+                ev.bump(i, "stem", weight / len(idxs), f"report names `{written[stem]}`, this file's name")
 
 
 def constants(ev: Evidence, report: Report, weight: float, config: RankConfig) -> None:

@@ -391,3 +391,15 @@ def test_a_fully_qualified_name_in_the_prose_points_at_its_module(tmp_path):
     # the same name written in the report's code is usage, not a pointer at the module
     code = "Crash on delete\n\n```python\nmodels.ForeignKey(on_delete=lib.admin.utils.display_for_field)\n```\n"
     assert "path" not in {k for c in rank(corpus, code, Focus.from_text(code)).candidates for k in c.parts}
+
+
+def test_a_file_name_the_report_writes_is_quoted_as_the_report_writes_it(tmp_path):
+    files = {"src/JsonFactory.java": "class JsonFactory {\n  void build() {}\n}\n",
+             "src/Other.java": "class Other {\n  void run() {}\n}\n"}
+    root = _make(tmp_path, files)
+    corpus = Corpus.build(root, list(files))
+    text = "JsonFactory ignores the canonicalize setting\n\nA `JsonFactory` built with it still interns names."
+    ranking = rank(corpus, text, Focus.from_text(text), config=RankConfig())
+    top = ranking.candidates[0]
+    assert top.path == "src/JsonFactory.java" and top.parts.get("stem")
+    assert "report names `JsonFactory`, this file's name" in top.reasons
