@@ -284,6 +284,18 @@ def _explanation(prime: Citation, top: Candidate, focus: Focus, texts: dict[str,
     return [opening, *explanation_parts] if opening else explanation_parts
 
 
+def _nearest_code(shown: list[str], first: int, at: int) -> tuple[int, str] | None:
+    """The quoted line `at` (the quote's lines numbered from `first`), or where it is blank or only closes brackets
+    (a link to a line that moved, a frame on a block's `}`), the nearest quoted line holding more, after it first;
+    None when no quoted line does."""
+    order = sorted(range(first, first + len(shown)), key=lambda ln: (abs(ln - at), ln < at))
+    for ln in order:
+        text = shown[ln - first].strip()
+        if text.strip("{}()[];,"):
+            return ln, text
+    return None
+
+
 def _evidence(cites: list[Citation], quotes: dict[int, tuple[str, int | None]],
               searched: dict[str, list[tuple[str, int]]]) -> list[str]:
     """The root cause's evidence bullets: the quoted lines of the first citations, then what the searches found."""
@@ -293,9 +305,11 @@ def _evidence(cites: list[Citation], quotes: dict[int, tuple[str, int | None]],
         if s and f is not None:
             shown = s.split("\n")
             at = next((ln for ln in cite.focus_lines if f <= ln < f + len(shown)), f)
-            line = shown[at - f].strip()
-            f = at
-            entry = f"`{cite.path}:{f}`" + (f" in `{cite.symbol}`" if cite.symbol else "") + f": `{line[:100]}`"
+            found = _nearest_code(shown, f, at)
+            if found is None:
+                continue
+            at, line = found
+            entry = f"`{cite.path}:{at}`" + (f" in `{cite.symbol}`" if cite.symbol else "") + f": `{line[:100]}`"
             if entry not in evidence:  # two citations of one definition can focus on the same line
                 evidence.append(entry)
     for pattern, hits in list(searched.items())[:2]:

@@ -232,3 +232,22 @@ async def test_the_root_cause_does_not_claim_a_plain_word_as_a_name(tmp_path):
     assert diagnosis.affected_files[0].symbol == "indices"
     assert "The report names" not in diagnosis.root_cause.explanation
     assert "named in the report" not in diagnosis.root_cause.explanation
+
+
+BLANK_LINE_REPO = {
+    "shop/cart.py": "def total(items, discount):\n    subtotal = sum(i.price for i in items)\n\n"
+                    "    return subtotal - discount\n",
+    "shop/views.py": "def view():\n    return 1\n",
+}
+BLANK_LINE_REPORT = """Checkout total ignores the discount
+
+The total comes out without the discount; see line 3 of shop/cart.py.
+"""
+
+
+async def test_evidence_quotes_the_nearest_code_where_the_line_pointed_at_is_blank(tmp_path):
+    root = _make(tmp_path / "repo", BLANK_LINE_REPO)
+    result = await investigate(_report(BLANK_LINE_REPORT), root, explorer=OfflineExplorer())
+    evidence = result.diagnosis.root_cause.evidence
+    assert evidence and all(not item.endswith(": ``") for item in evidence)
+    assert any(item.startswith("`shop/cart.py:4` in `total`: `return subtotal - discount`") for item in evidence)
