@@ -5,7 +5,7 @@
 (enum_item name: (type_identifier) @name) @def.enum
 (trait_item name: (type_identifier) @name) @def.trait
 (type_item name: (type_identifier) @name) @def.type
-(mod_item name: (identifier) @name body: (declaration_list)) @def.module
+(mod_item name: (identifier) @name) @def.module
 (macro_definition name: (identifier) @name) @def.macro
 (const_item name: (identifier) @name) @def.constant
 (static_item name: (identifier) @name) @def.constant

@@ -315,9 +315,3 @@ def test_a_java_records_compact_constructor_is_a_method_of_the_record():
 def test_a_lambda_bound_inside_a_python_function_stays_part_of_the_function():
     source = b"def outer(items):\n    key = lambda item: item.rank\n    return sorted(items, key=key)\n"
     assert _qualnames(source, "python") == [("outer", 1)]
-
-
-def test_a_rust_module_declared_without_a_body_is_no_definition_and_an_inline_module_is():
-    names = _qualnames(b"mod select;\npub(crate) mod error;\nmod inline {\n    fn f() {}\n}\n", "rust")
-    assert ("inline", 3) in names and ("inline.f", 4) in names
-    assert all(name not in ("select", "error") for name, _ in names)
