@@ -105,7 +105,7 @@ def rank(
     for cand in candidates[: config.detailed]:
         i = corpus.by_path[cand.path]
         spans = docs[i].symbols
-        scored = per_file_syms.get(i, [])
+        scored = [(sc, j) for sc, j in per_file_syms.get(i, []) if not _declaration(spans[j])]
         if config.test_definitions and not is_test(cand.path):
             scored = [(sc * config.test_factor if is_test_definition(spans[j].qualname) else sc, j) for sc, j in scored]
         syms = _prefer_members(spans, sorted(scored, key=lambda x: -x[0]))[: config.symbols_kept]
@@ -148,6 +148,12 @@ def _symbol_scores(ev: Evidence, query: dict[str, float], config: RankConfig) ->
         if i not in per_file_syms or all(jj != j for _, jj in per_file_syms[i]):
             per_file_syms.setdefault(i, []).append((bonus, j))
     return per_file_syms
+
+
+def _declaration(span: SymbolSpan) -> bool:
+    """Whether a definition only declares a module kept elsewhere (Rust's `mod select;`, TypeScript's `declare module
+    "x";`): it counts for the file, but citing its one line shows nothing of the code."""
+    return span.kind == "module" and span.start_line == span.end_line
 
 
 def _prefer_members(spans: list[SymbolSpan], scored: list[tuple[float, int]]) -> list[tuple[float, int]]:
