@@ -38,9 +38,9 @@ from funnel.localize.candidates import (
     report_title,
 )
 from funnel.localize.corpus import Corpus
-from funnel.localize.terms import tokenize
 from funnel.localize.file_kinds import is_doc, is_test, is_tooling
 from funnel.localize.reasoning import named_items
+from funnel.localize.terms import tokenize
 from repomap.focus import Focus
 from repomap.pointers import NAME_CHARS
 

@@ -10,10 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from funnel.localize.bm25 import file_bm25
 from funnel.localize.candidates import Candidate, RankConfig, report_title
 from funnel.localize.corpus import Corpus
-from funnel.localize.terms import tokenize
 from funnel.localize.file_kinds import is_code, path_factor
 from funnel.localize.names import is_prose_word
 from funnel.localize.pathterms import path_term_scores, sibling_scores, title_path_terms
+from funnel.localize.terms import tokenize
 
 __all__ = ("Partners", "lift_cochange", "lift_files")
 

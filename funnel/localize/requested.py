@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from funnel.localize.corpus import Corpus, SymbolSpan
-from funnel.localize.terms import split_identifier
 from funnel.localize.names import is_prose_word
+from funnel.localize.terms import split_identifier
 
 __all__ = ("Addition", "find_addition", "requested_names")
 

@@ -13,9 +13,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
 from funnel.localize.candidates import report_title
-from funnel.localize.terms import tokenize
 from funnel.localize.reasoning import Finding, named_items, reason
 from funnel.localize.names import is_prose_word
+from funnel.localize.terms import tokenize
 from repomap.encoding import line_count
 from repomap.focus import Focus
 from repomap.pointers import fold

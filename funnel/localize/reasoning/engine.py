@@ -22,10 +22,10 @@ from typing import Literal
 
 from tree_sitter import Node, Query, QueryCursor
 
-from funnel.localize.terms import tokenize
 from funnel.localize.reasoning.checks import CHECKS
 from funnel.localize.reasoning.kinds import KINDS, ErrorKind, Shape
 from funnel.localize.reasoning.uses import USE_WEIGHT, Use, line_uses, name_use, overlapping
+from funnel.localize.terms import tokenize
 from repomap.languages import grammar, language_for
 
 __all__ = ("Finding", "Span", "named_items", "reason", "selected_kinds")

@@ -4,8 +4,8 @@ pattern, message fragments, the names worth looking up, and the tools' rendered 
 from __future__ import annotations
 
 from funnel.localize.corpus import regex_definitions
-from funnel.localize.terms import count_terms, split_identifier
 from funnel.localize.evidence import literal_keys, parse_read, parse_search_hits, symbol_queries
+from funnel.localize.terms import count_terms, split_identifier
 from repomap.focus import Focus
 
 

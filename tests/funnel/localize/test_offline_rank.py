@@ -8,7 +8,6 @@ import pytest
 
 from funnel.localize.corpus import Corpus, FileDoc
 from funnel.localize.rank import RankConfig, rank, rank_report
-from repomap import build_repo_map
 from repomap.focus import Focus
 
 GO_REPO = {
@@ -392,27 +391,3 @@ def test_a_fully_qualified_name_in_the_prose_points_at_its_module(tmp_path):
     # the same name written in the report's code is usage, not a pointer at the module
     code = "Crash on delete\n\n```python\nmodels.ForeignKey(on_delete=lib.admin.utils.display_for_field)\n```\n"
     assert "path" not in {k for c in rank(corpus, code, Focus.from_text(code)).candidates for k in c.parts}
-
-
-def test_a_file_name_the_report_writes_is_quoted_as_the_report_writes_it(tmp_path):
-    files = {"src/JsonFactory.java": "class JsonFactory {\n  void build() {}\n}\n",
-             "src/Other.java": "class Other {\n  void run() {}\n}\n"}
-    root = _make(tmp_path, files)
-    corpus = Corpus.build(root, list(files))
-    text = "JsonFactory ignores the canonicalize setting\n\nA `JsonFactory` built with it still interns names."
-    ranking = rank(corpus, text, Focus.from_text(text), config=RankConfig())
-    top = ranking.candidates[0]
-    assert top.path == "src/JsonFactory.java" and top.parts.get("stem")
-    assert "report names `JsonFactory`, this file's name" in top.reasons
-
-
-def test_a_module_declared_without_a_body_counts_for_its_file_but_is_never_a_cited_definition(tmp_path):
-    files = {"src/lib.rs": "mod select;\n\npub fn helper() -> u32 {\n    select::pick()\n}\n",
-             "src/select.rs": "pub fn pick() -> u32 {\n    1\n}\n",
-             "src/other.rs": "pub fn unrelated() {}\n"}
-    root = _make(tmp_path, files)
-    ranking, _ = rank_report("The select module picks wrong\n\n`select::pick` returns 1.", root,
-                             build_repo_map(root, cache_dir=tmp_path / ".cache"), cache_dir=tmp_path / ".cache")
-    lib = next(c for c in ranking.candidates if c.path == "src/lib.rs")
-    assert lib.parts.get("mention"), "the declaration still counts for its file"
-    assert lib.symbols and all(s.span.qualname != "select" for s in lib.symbols)
