@@ -29,7 +29,7 @@ _SHARED = re.compile(r"Line \d+ there shares the most terms with the report: `(.
 def _is_header(code: str, symbol: str | None) -> bool:
     name = (symbol or "").rpartition(".")[2]
     return bool(name) and re.search(rf"(?<![\w$.>:]){re.escape(name)}\s*(?:<[^>]*>)?\s*\(", code) is not None and \
-        code.rstrip().endswith(("{", ":", ")", "->")) and not code.lstrip().startswith(("return", "if ", "raise"))
+        code.rstrip().endswith(("{", ":", "->", "=")) and not code.lstrip().startswith(("return", "if ", "raise"))
 
 
 def audit(results: Path) -> dict[str, int]:
