@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from repomap.focus import Focus
+from repomap.focus import code_blocks
 from repomap.frames import strip_frames
 from schemas import BugReport, Classification, ClassificationResult
 from schemas.text import without_blocks
@@ -106,7 +106,7 @@ def _normalize_label(label: str) -> str:
 
 def _prose(body: str) -> str:
     """The body's own words: without code blocks, inline code, stack-trace lines and lines indented like code."""
-    words = without_blocks(body, Focus.from_text(body).code_blocks)
+    words = without_blocks(body, code_blocks(body))
     return _INDENTED_LINE.sub("", strip_frames(_INLINE_CODE.sub("", words)))
 
 

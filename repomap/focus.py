@@ -92,10 +92,7 @@ class Focus:
         """Extract a focus from free report text."""
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         frames = parse_frames(text)
-        fenced = [m.group(1) for m in _FENCE.finditer(text)] + [m.group(2) for m in _WIKI_BLOCK.finditer(text)]
-        blocks = tuple(b for b in (block.strip("\n") for block in fenced) if b.strip())
-        if not blocks:
-            blocks = tuple(m.group(0).strip("\n") for m in _INDENTED.finditer(text))
+        blocks = code_blocks(text)
         code = "\n".join(blocks)
         inline = [m.group(1).strip() for m in _INLINE_CODE.finditer(text)]
         links = parse_links(strip_frames(text))  # a frame line (`File ".../a.py", line 3`) is the frame's, not a link
@@ -128,6 +125,15 @@ class Focus:
             links=links,
             quoted_code=quoted_lines([strip_frames(block) for block in blocks], inline),
         )
+
+
+def code_blocks(text: str) -> tuple[str, ...]:
+    """The fenced code and log blocks of a report (Markdown fences, Jira's `{code}` / `{noformat}`), or, when it has
+    none, its indented ones, verbatim (`Focus.code_blocks`)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    fenced = [m.group(1) for m in _FENCE.finditer(text)] + [m.group(2) for m in _WIKI_BLOCK.finditer(text)]
+    blocks = tuple(b for b in (block.strip("\n") for block in fenced) if b.strip())
+    return blocks or tuple(m.group(0).strip("\n") for m in _INDENTED.finditer(text))
 
 
 def module_candidates(module: str) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from repomap.focus import Focus, module_candidates
+from repomap.focus import Focus, code_blocks, module_candidates
 from repomap.frames import PathMatcher, normalize_frame_path, parse_frames, resolve_frames, strip_frames
 
 PY_TRACE = """Traceback (most recent call last):
@@ -387,3 +387,11 @@ def test_a_jvm_frame_without_its_file_name_finds_the_kotlin_or_scala_file_of_its
     files = ["app/src/main/kotlin/com/acme/shop/OrderService.kt", "app/src/main/java/com/acme/shop/Api.java"]
     resolved = resolve_frames(parse_frames(LINELESS_TRACE), files)
     assert [path for _, path in resolved] == files
+
+
+
+def test_the_code_blocks_alone_are_those_the_whole_focus_finds():
+    fenced = "Crash\n\n```python\nf(1)\n```\nthen\n{code:java}\ng();\n{code}\n"
+    for text in (fenced, "Crash\r\n\r\n    x = f()\r\n    y = g(x)\r\n\r\nwords\n", "Only `inline` words."):
+        assert code_blocks(text) == Focus.from_text(text).code_blocks
+    assert code_blocks(fenced) == ("f(1)", "g();")
