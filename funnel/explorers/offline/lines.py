@@ -24,7 +24,7 @@ from schemas.enums import Role
 if TYPE_CHECKING:  # the writer imports this module; its types are only needed for annotations
     from funnel.explorers.offline.writer import Citation, WriterConfig
 
-__all__ = ("best_line", "evidence_window", "line_scores", "narrow_prime", "pad", "pointer", "window")
+__all__ = ("best_line", "evidence_window", "line_scores", "narrow_prime", "pad", "pointer", "shows_code", "window")
 
 _COMMENT = ("#", "//", "*", '"""', "'''", "/*")
 _BLOCKS = (('"""', '"""'), ("'''", "'''"), ("/*", "*/"))
@@ -252,8 +252,13 @@ def narrow_prime(cites: list[Citation], report: str, focus: Focus, terms: dict[s
     return out
 
 
+def shows_code(text: str) -> bool:
+    """Whether a line holds more than blanks, brackets and separators (a block's closing `}` alone shows no code)."""
+    return bool(text.strip().strip("{}()[];,"))
+
+
 def _holds_code(lines: list[str], start: int, end: int) -> bool:
     """Whether lines `start` to `end` (1-based) hold code beyond blank lines, comments and closing brackets: a
     definition's last `}` alone is no rest worth citing."""
     shown = _numbered(lines, start, end)
-    return any(text.strip().strip("{}()[];,") for text in _code_lines(shown, start - 1, end).values())
+    return any(shows_code(text) for text in _code_lines(shown, start - 1, end).values())

@@ -15,7 +15,7 @@ from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSym
 from funnel.localize.citations import citation_order
 from funnel.explorers.offline.changes import proposed_change
 from funnel.explorers.offline.feature import place_addition, request_opening, request_summary
-from funnel.explorers.offline.lines import best_line, narrow_prime, pointer
+from funnel.explorers.offline.lines import best_line, narrow_prime, pointer, shows_code
 from funnel.explorers.offline.questions import open_questions
 from funnel.localize.reasoning import Finding
 from funnel.localize.names import report_names
@@ -290,9 +290,8 @@ def _nearest_code(shown: list[str], first: int, at: int) -> tuple[int, str] | No
     None when no quoted line does."""
     order = sorted(range(first, first + len(shown)), key=lambda ln: (abs(ln - at), ln < at))
     for ln in order:
-        text = shown[ln - first].strip()
-        if text.strip("{}()[];,"):
-            return ln, text
+        if shows_code(shown[ln - first]):
+            return ln, shown[ln - first].strip()
     return None
 
 
