@@ -3,7 +3,9 @@
 A request such as "Add `AsyncFd::try_io`" or "Add `recv_many` to StreamMap" names, in its title, a definition the
 tree does not have yet, often with the definition it would belong to. Such a definition is usually added beside the
 member it most resembles (`mark_unchanged` after `mark_changed`); that place, not a line of existing code, is where
-the change goes. When no member resembles it, no place is guessed.
+the change goes. When no member resembles it, no place is guessed. When another definition already has a member of
+that name (`AsyncFdReadyGuard.try_io` for `AsyncFd::try_io`, `UnixDatagram.bind` for "a `bind` method on
+`UnixStream`"), it is the precedent the new one can follow.
 """
 
 from __future__ import annotations
@@ -13,16 +15,28 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from funnel.localize.corpus import Corpus, SymbolSpan
+from funnel.localize.file_kinds import is_test
 from funnel.localize.names import is_prose_word
 from funnel.localize.terms import split_identifier
 
-__all__ = ("Addition", "find_addition", "requested_names")
+__all__ = ("Addition", "Precedent", "find_addition", "requested_names")
 
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _WRITTEN = re.compile(rf"{_NAME}(?:<[^<>`]*>)?(?:(?:::|\.|#){_NAME}(?:<[^<>`]*>)?)*(?:\(\))?")
 _QUALIFIED = re.compile(rf"\b{_NAME}(?:(?:::|\.|#){_NAME})+(?:\(\))?|\b{_NAME}\(\)")
 _CAPITALISED = re.compile(r"\b[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*\b")
+_CALLABLE = frozenset({"function", "method"})
+
+
+@dataclass(frozen=True)
+class Precedent:
+    """An existing function or method of the requested name on another owner: the shape the new one can follow."""
+
+    path: str
+    """The file that defines it."""
+    span: SymbolSpan
+    """The definition (`UnixDatagram.bind`)."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +54,9 @@ class Addition:
     """The existing definition it would go after: the owner's member whose name shares the most words with the
     requested one (the later of equals; `mark_changed` for `mark_unchanged`); None when no member's name shares one
     (the owner's last member is no better a guess than the ranking's line: measured, docs/offline.md)."""
+    precedent: Precedent | None = None
+    """The same name already defined on another owner, closest first by owner name and folder; None when the tree
+    defines the name nowhere (or only in tests)."""
 
 
 def _written_names(title: str) -> list[list[str]]:
@@ -75,6 +92,8 @@ def requested_names(title: str, corpus: Corpus) -> list[tuple[str, str | None]]:
     for parts in _written_names(title):
         name = parts[-1]
         owner = next((p for p in reversed(parts[:-1]) if p in corpus.names), None)
+        if owner is None and len(parts) == 1 and name in corpus.names:  # "a `bind` method on `UnixStream`"
+            owner = next((o for o in _owners(title, corpus, ()) if o != name and _holds_members(corpus, o)), None)
         if owner is not None and _defined_under(corpus, name, owner):
             continue
         if owner is None and (name in corpus.names or len(parts) == 1 and is_prose_word(name)
@@ -83,6 +102,15 @@ def requested_names(title: str, corpus: Corpus) -> list[tuple[str, str | None]]:
         if (name, owner) not in out:
             out.append((name, owner))
     return out
+
+
+def _holds_members(corpus: Corpus, owner: str) -> bool:
+    """Whether some definition named `owner` has members (a type or module a method could be added to)."""
+    for i, j in corpus.names.get(owner, ()):
+        prefix = corpus.docs[i].symbols[j].qualname + "."
+        if any(s.qualname.startswith(prefix) for s in corpus.docs[i].symbols):
+            return True
+    return False
 
 
 def _owners(title: str, corpus: Corpus, named: Iterable[str | None]) -> list[str]:
@@ -107,12 +135,32 @@ def find_addition(title: str, corpus: Corpus, path: str) -> Addition | None:
             members = [s for s in doc.symbols if s.qualname.rpartition(".")[0] == span.qualname]
             if members:
                 name = next((n for n, o in wanted if o in (owner, None)), wanted[0][0])
-                return Addition(name=name, owner=span.qualname, path=path, after=_resembling(name, members))
+                return Addition(name=name, owner=span.qualname, path=path, after=_resembling(name, members),
+                                precedent=_precedent(corpus, name, span.qualname, path))
     name = next((n for n, o in wanted if o is None), None)  # defined nowhere, not only missing from its owner
     if name is None:
         return None
     return Addition(name=name, owner=None, path=path,
                     after=_resembling(name, [s for s in doc.symbols if "." not in s.qualname]))
+
+
+def _precedent(corpus: Corpus, name: str, owner: str, path: str) -> Precedent | None:
+    """The function or method `name` of another owner, outside tests: the one whose owner's name shares the most
+    words with `owner` (`AsyncFdReadyGuard` for `AsyncFd`), then the one in the folder nearest `path`."""
+    words = set(split_identifier(owner.rpartition(".")[2]))
+    folders = path.split("/")[:-1]
+    best: tuple[tuple[int, int], Precedent] | None = None
+    for i, j in corpus.names.get(name, ()):
+        doc, span = corpus.docs[i], corpus.docs[i].symbols[j]
+        holder = span.qualname.rpartition(".")[0]
+        if span.kind not in _CALLABLE or not holder or holder == owner or is_test(doc.path):
+            continue
+        near = next((k for k, (a, b) in enumerate(zip(folders, doc.path.split("/")[:-1])) if a != b),
+                    min(len(folders), doc.path.count("/")))
+        key = (len(words & set(split_identifier(holder.rpartition(".")[2]))), near)
+        if best is None or key > best[0]:
+            best = (key, Precedent(doc.path, span))
+    return best[1] if best else None
 
 
 def _resembling(name: str, members: list[SymbolSpan]) -> SymbolSpan | None:

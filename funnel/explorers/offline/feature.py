@@ -11,14 +11,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from funnel.localize.reasoning import Finding
-from funnel.localize.requested import Addition
+from funnel.localize.requested import Addition, Precedent
 from repomap.encoding import line_count
 from schemas.enums import Role
 
 if TYPE_CHECKING:  # the writer imports this module; its types are only needed for annotations
     from funnel.explorers.offline.writer import Citation
 
-__all__ = ("place_addition", "request_change", "request_opening", "request_summary")
+__all__ = ("place_addition", "request_change", "request_opening", "request_place", "request_summary", "with_precedent")
 
 _AFTER_LINES = 5
 """Lines after the member an addition goes after that its citation holds (the room the new definition takes)."""
@@ -57,12 +57,49 @@ def request_opening(addition: Addition | None, prime: Citation) -> str:
         return text + "."
     owner = f"`{addition.owner}`" if addition.owner else "the repository"
     text += f": `{addition.name}`, which {owner} does not define yet"
+    if addition.precedent is not None:
+        holder = addition.precedent.span.qualname.rpartition(".")[0]
+        text += f" (`{holder}` has one: {_where(addition.precedent)})"
     if prime.adds is None or addition.after is None:
         return text + "."
     after = addition.after
     among = f"the member of `{addition.owner}`" if addition.owner else f"the definition of `{addition.path}`"
     return (text + f". It would go beside `{after.qualname}` (`{prime.path}:{after.start_line}-{after.end_line}`), "
             f"{among} whose name it most resembles: the cited lines end it and hold the room after it.")
+
+
+def request_place(addition: Addition | None, prime: Citation) -> str | None:
+    """Where a feature request's change belongs, for its summary: beside the cited member when the citation is the
+    place of the addition, else in the owner the addition belongs to; None when the addition names neither."""
+    if addition is None:
+        return None
+    if prime.adds:
+        return (f"`{addition.owner}` in " if addition.owner else "") + f"`{prime.path}`, beside `{prime.symbol}`"
+    return f"`{addition.owner}` in `{addition.path}`" if addition.owner else None
+
+
+def with_precedent(evidence: list[str], addition: Addition | None, texts: dict[str, str]) -> list[str]:
+    """The evidence bullets with the precedent's first line that names it (its signature) quoted after the cited
+    lines, or the bullet already quoting that line marked as the precedent."""
+    if addition is None or addition.precedent is None:
+        return evidence
+    span, path = addition.precedent.span, addition.precedent.path
+    shown = texts.get(path, "").splitlines()[span.start_line - 1: span.end_line]
+    at = next((k for k, line in enumerate(shown) if span.name in line), None)
+    if at is None:
+        return evidence
+    where = f"`{path}:{span.start_line + at}`"
+    note = f" (the existing `{span.name}` the new one can follow)"
+    if any(e.startswith(where + " ") for e in evidence):
+        return [e + note if e.startswith(where + " ") else e for e in evidence]
+    bullet = f"{where} in `{span.qualname}`: `{shown[at].strip()[:100]}`{note}"
+    cited = sum(1 for e in evidence if e.startswith("`"))
+    return [*evidence[:cited], bullet, *evidence[cited:]]
+
+
+def _where(found: Precedent) -> str:
+    """A precedent as `Owner.name`, `path:start-end`."""
+    return f"`{found.span.qualname}`, `{found.path}:{found.span.start_line}-{found.span.end_line}`"
 
 
 def request_change(addition: Addition | None, prime: Citation, found: Finding | None, title: str) -> str:
@@ -74,6 +111,8 @@ def request_change(addition: Addition | None, prime: Citation, found: Finding | 
         if prime.adds is not None and addition.after is not None:
             text += (f", after `{addition.after.qualname}` (line {addition.after.end_line}), written the way its "
                      "neighbours are")
+        if addition.precedent is not None:
+            text += f", following {_where(addition.precedent)}"
         return text + test
     what = f"`{prime.symbol}`" if prime.symbol else f"`{prime.path}`"
     at = f" (at line {found.line}, where the report's `{found.error}` points)" if found and found.error else (

@@ -14,7 +14,8 @@ from funnel.localize.evidence import Read
 from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol, report_title
 from funnel.localize.citations import citation_order
 from funnel.explorers.offline.changes import proposed_change
-from funnel.explorers.offline.feature import place_addition, request_opening, request_summary
+from funnel.explorers.offline.feature import (place_addition, request_opening, request_place, request_summary,
+                                             with_precedent)
 from funnel.explorers.offline.lines import best_line, narrow_prime, pointer, shows_code
 from funnel.explorers.offline.questions import open_questions
 from funnel.localize.reasoning import Finding
@@ -212,8 +213,8 @@ def write_report(
         )
     prime, top = cites[0], ranking.candidates[0]
     where = f"`{prime.symbol}` in `{prime.path}`" if prime.symbol else f"`{prime.path}`"
-    if prime.adds and addition is not None:
-        where = (f"`{addition.owner}` in " if addition.owner else "") + f"`{prime.path}`, beside `{prime.symbol}`"
+    if feature:
+        where = request_place(addition, prime) or where
     probability = calibrated(confidence, prime_language(prime.path), ranking.confidence_features)
     weak = probability < config.low_confidence
     summary = (
@@ -227,6 +228,8 @@ def write_report(
                                      opening=request_opening(addition, prime) if feature else "",
                                      lead=prime.adds is None)
     evidence = _evidence(cites, quotes, searched)
+    if feature:
+        evidence = with_precedent(evidence, addition, texts)
     description = proposed_change(prime, found, focus, texts.get(prime.path, ""), title=title,
                                   addition=addition if feature else None, feature=feature)
     changes = [DraftChange(path=prime.path, symbol=prime.symbol, description=description)]

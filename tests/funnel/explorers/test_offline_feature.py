@@ -92,3 +92,16 @@ async def test_a_patch_in_a_request_is_checked_against_the_requested_behaviour(t
     assert dx.proposed_changes[0].description.startswith("The report's patch replaces line 2")
     assert dx.proposed_changes[0].description.endswith(
         "check it against the requested behaviour; add a test of the new behaviour.")
+
+
+async def test_a_request_for_a_member_another_owner_has_proposes_to_follow_that_one(tmp_path):
+    report = BugReport(title="Expose a `try_io` method on `Receiver`",
+                       body="It would be nice to try an operation on the Receiver without waiting for a change.")
+    dx = (await investigate(report, _make(tmp_path / "repo", FILES), explorer=OfflineExplorer())).diagnosis
+    assert dx.termination.reason == StopReason.done and not dx.termination.detail
+    assert dx.summary.endswith("the change most likely belongs in `Receiver` in `src/watch.rs`.")
+    assert ("`try_io`, which `Receiver` does not define yet (`ReadyGuard` has one: `ReadyGuard.try_io`, "
+            "`src/watch.rs:25-27`)") in dx.root_cause.explanation
+    assert "following `ReadyGuard.try_io`, `src/watch.rs:25-27`" in dx.proposed_changes[0].description
+    assert ("`src/watch.rs:25` in `ReadyGuard.try_io`: `pub fn try_io(&mut self) -> bool {` (the existing `try_io` "
+            "the new one can follow)") in dx.root_cause.evidence

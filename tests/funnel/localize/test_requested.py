@@ -41,6 +41,38 @@ impl ReadyGuard {
 }
 """
 
+NET_RS = """\
+pub struct UnixStream {
+    fd: i32,
+}
+
+impl UnixStream {
+    pub fn connect(path: &str) -> UnixStream {
+        UnixStream { fd: open(path) }
+    }
+}
+
+pub struct TcpListener {
+    fd: i32,
+}
+
+impl TcpListener {
+    pub fn bind(addr: &str) -> TcpListener {
+        TcpListener { fd: listen(addr) }
+    }
+}
+
+pub struct UnixDatagram {
+    fd: i32,
+}
+
+impl UnixDatagram {
+    pub fn bind(path: &str) -> UnixDatagram {
+        UnixDatagram { fd: open(path) }
+    }
+}
+"""
+
 ORDERS_PY = """\
 def names(orders):
     return [o.name for o in orders]
@@ -57,6 +89,9 @@ def corpus(tmp_path_factory):
     (root / "src").mkdir()
     (root / "src" / "watch.rs").write_text(WATCH_RS)
     (root / "src" / "lib.rs").write_text("pub mod watch;\n")  # a definition named `watch`, as a module
+    (root / "src" / "net.rs").write_text(NET_RS)
+    (root / "tests").mkdir()
+    (root / "tests" / "unix.rs").write_text("struct UnixStreamMock;\n\nimpl UnixStreamMock {\n    fn bind() {}\n}\n")
     (root / "shop").mkdir()
     (root / "shop" / "orders.py").write_text(ORDERS_PY)
     found, _ = build_corpus(root, build_repo_map(root, cache_dir=root.parent / f"{root.name}-cache"))
@@ -73,6 +108,8 @@ def corpus(tmp_path_factory):
         ("Support `total` of an empty list", []),
         ("Allow `if let` in select", []),  # a phrase in backticks, not a name
         ("Add a `clear` method", [("clear", None)]),  # a plain word, but written as code
+        ("Expose a `bind` method on `UnixStream`", [("bind", "UnixStream")]),  # two others have one; it does not
+        ("Expose a `connect` method on `UnixStream`", []),  # it has one
     ],
 )
 def test_a_title_requests_the_names_it_writes_as_code_that_the_tree_lacks(corpus, title, wanted):
@@ -98,3 +135,20 @@ def test_a_name_no_definition_has_goes_beside_the_files_top_level_definition_it_
 
 def test_a_member_missing_only_from_an_owner_elsewhere_is_not_placed_at_the_top_level(corpus):
     assert find_addition("Add `Receiver::try_io`", corpus, "shop/orders.py") is None
+
+
+def test_a_member_another_owner_has_names_that_definition_as_the_precedent(corpus):
+    addition = find_addition("Add `Receiver::try_io`", corpus, "src/watch.rs")
+    assert addition is not None and addition.precedent is not None
+    assert (addition.precedent.path, addition.precedent.span.qualname) == ("src/watch.rs", "ReadyGuard.try_io")
+
+
+def test_the_precedent_is_the_owner_whose_name_is_most_like_the_requested_owner_outside_tests(corpus):
+    addition = find_addition("Expose a `bind` method on `UnixStream`", corpus, "src/net.rs")
+    assert addition is not None and addition.owner == "UnixStream" and addition.name == "bind"
+    assert addition.precedent is not None and addition.precedent.span.qualname == "UnixDatagram.bind"
+
+
+def test_a_name_the_tree_defines_nowhere_has_no_precedent(corpus):
+    addition = find_addition("Add `mark_unchanged` for `sync::watch::Receiver`", corpus, "src/watch.rs")
+    assert addition is not None and addition.precedent is None
