@@ -87,12 +87,14 @@ def _defined_under(corpus: Corpus, name: str, owner: str) -> bool:
 def requested_names(title: str, corpus: Corpus) -> list[tuple[str, str | None]]:
     """`(name, owner)` for each name the title writes as code that the tree does not define (under that owner, when
     the title qualifies it by a defined one: `AsyncFd::try_io` while only `AsyncFdReadyGuard.try_io` exists), in
-    title order; `owner` None when the title qualifies it by none."""
+    title order; `owner` None when the title qualifies it by none. A name the tree defines only as functions or
+    methods of others is requested of the first definition with members the title names that lacks it ("a `bind`
+    method on `UnixStream`")."""
     out: list[tuple[str, str | None]] = []
     for parts in _written_names(title):
         name = parts[-1]
         owner = next((p for p in reversed(parts[:-1]) if p in corpus.names), None)
-        if owner is None and len(parts) == 1 and name in corpus.names:  # "a `bind` method on `UnixStream`"
+        if owner is None and len(parts) == 1 and _only_callable(corpus, name):  # "a `bind` method on `UnixStream`"
             owner = next((o for o in _owners(title, corpus, ()) if o != name and _holds_members(corpus, o)), None)
         if owner is not None and _defined_under(corpus, name, owner):
             continue
@@ -102,6 +104,18 @@ def requested_names(title: str, corpus: Corpus) -> list[tuple[str, str | None]]:
         if (name, owner) not in out:
             out.append((name, owner))
     return out
+
+
+def _only_callable(corpus: Corpus, name: str) -> bool:
+    """Whether the tree defines `name` (outside tests) only as functions or methods, a constructor being no such
+    method: a name a member could be added under, not a type the title names (`StreamReadConstraints`)."""
+    spans = [(d.path, d.symbols[j]) for i, j in corpus.names.get(name, ()) if not is_test((d := corpus.docs[i]).path)]
+    return bool(spans) and all(s.kind in _CALLABLE and not _constructor(s) for _, s in spans)
+
+
+def _constructor(span: SymbolSpan) -> bool:
+    """A method named as the definition it belongs to (Java's, C#'s, C++'s constructors)."""
+    return span.qualname.rpartition(".")[0].rpartition(".")[2] == span.name
 
 
 def _holds_members(corpus: Corpus, owner: str) -> bool:
@@ -153,7 +167,7 @@ def _precedent(corpus: Corpus, name: str, owner: str, path: str) -> Precedent | 
     for i, j in corpus.names.get(name, ()):
         doc, span = corpus.docs[i], corpus.docs[i].symbols[j]
         holder = span.qualname.rpartition(".")[0]
-        if span.kind not in _CALLABLE or not holder or holder == owner or is_test(doc.path):
+        if span.kind not in _CALLABLE or not holder or holder == owner or _constructor(span) or is_test(doc.path):
             continue
         near = next((k for k, (a, b) in enumerate(zip(folders, doc.path.split("/")[:-1])) if a != b),
                     min(len(folders), doc.path.count("/")))

@@ -110,6 +110,7 @@ def corpus(tmp_path_factory):
         ("Add a `clear` method", [("clear", None)]),  # a plain word, but written as code
         ("Expose a `bind` method on `UnixStream`", [("bind", "UnixStream")]),  # two others have one; it does not
         ("Expose a `connect` method on `UnixStream`", []),  # it has one
+        ("Offer a way to set `ReadyGuard` via `Receiver`", []),  # a type the title names, not a missing member
     ],
 )
 def test_a_title_requests_the_names_it_writes_as_code_that_the_tree_lacks(corpus, title, wanted):
