@@ -4,7 +4,9 @@
 
 For the reports the classifier reads as feature requests (`funnel.classify`, run on each instance's text): how many
 diagnoses carry that class, how many are worded as a fault (the summary "The behaviour reported in …" or a proposed
-"regression test"), and how many cite the place a requested definition would go first ("It would go beside").
+"regression test"), how many name a definition the title asks for that the tree lacks ("does not define yet"), how
+many name an existing definition of that name on another owner to follow (" has one: "), and how many cite the
+place a requested definition would go first ("It would go beside").
 For every diagnosis: those whose classification differs from the report's class, and those the verifier had to
 correct for a range ending past the end of its file.
 """
@@ -26,7 +28,7 @@ from schemas.enums import Classification  # noqa: E402
 def audit(results: Path, kinds: dict[str, Classification]) -> dict[str, int]:
     """The counts of one run's `results.jsonl` (records without a diagnosis or a report are skipped)."""
     counts = dict.fromkeys(("diagnoses", "other_class", "past_the_end", "requests", "request_class",
-                            "request_as_fault", "placed"), 0)
+                            "request_as_fault", "requested", "precedent", "placed"), 0)
     for line in results.joinpath("results.jsonl").read_text().splitlines():
         record = json.loads(line)
         diagnosis, kind = record.get("diagnosis") or {}, kinds.get(record["instance_id"])
@@ -43,6 +45,8 @@ def audit(results: Path, kinds: dict[str, Classification]) -> dict[str, int]:
         counts["request_class"] += diagnosis.get("classification") == kind.value
         counts["request_as_fault"] += (diagnosis.get("summary", "").startswith("The behaviour reported in")
                                        or "regression test" in changes)
+        counts["requested"] += "does not define yet" in explanation
+        counts["precedent"] += " has one: " in explanation
         counts["placed"] += "It would go beside" in explanation
     return counts
 
