@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from funnel import investigate
 from funnel.explorers.offline import OfflineExplorer
+from funnel.explorers.offline.feature import with_precedent
+from funnel.localize.corpus import SymbolSpan
+from funnel.localize.requested import Addition, Precedent
 from schemas.enums import Classification, Risk, StopReason
 from schemas.report import BugReport
 from tests.funnel.localize.test_offline_rank import _make
@@ -105,3 +108,18 @@ async def test_a_request_for_a_member_another_owner_has_proposes_to_follow_that_
     assert "following `ReadyGuard.try_io`, `src/watch.rs:25-27`" in dx.proposed_changes[0].description
     assert ("`src/watch.rs:25` in `ReadyGuard.try_io`: `pub fn try_io(&mut self) -> bool {` (the existing `try_io` "
             "the new one can follow)") in dx.root_cause.evidence
+
+
+def test_the_precedents_signature_is_quoted_after_the_cited_lines_and_before_the_searches():
+    bind = SymbolSpan(name="bind", qualname="UnixDatagram.bind", kind="method", start_line=2, end_line=4)
+    addition = Addition(name="bind", owner="UnixStream", path="net/stream.rs", after=None,
+                        precedent=Precedent("net/datagram.rs", bind))
+    texts = {"net/datagram.rs": "impl UnixDatagram {\n    /// Binds.\n    pub fn bind(path: &str) -> Self {\n    }\n}\n"}
+    cited = ["`net/stream.rs:7` in `UnixStream.connect`: `open(path)`", "Searching for “bind” matched 2 line(s) in `a`."]
+    assert with_precedent(cited, addition, texts) == [
+        cited[0],
+        "`net/datagram.rs:3` in `UnixDatagram.bind`: `pub fn bind(path: &str) -> Self {` (the existing `bind` the new "
+        "one can follow)",
+        cited[1],
+    ]
+    assert with_precedent(cited, None, texts) == cited
