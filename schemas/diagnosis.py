@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validat
 
 from schemas.enums import Classification, Complexity, Phase, Risk, Role, StopReason
 
-SCHEMA_VERSION = "1.0.0"
+SCHEMA_VERSION = "1.1.0"
 """Bumped on any change to the diagnosis shape: major for breaking changes."""
 
 
@@ -128,8 +128,8 @@ class PhaseStats(_Strict):
 class RejectedClaim(_Strict):
     """A claim the validator refused, kept so people can see what was dropped and why."""
 
-    kind: Literal["affected_file", "proposed_change"]
-    """What was claimed."""
+    kind: Literal["affected_file", "proposed_change", "root_cause"]
+    """What was claimed: an affected file, a proposed change, or a file cited in the root cause's prose."""
     claim: dict[str, Any]
     """The claim as the explorer made it."""
     reason: str

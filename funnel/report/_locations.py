@@ -166,5 +166,11 @@ def _whole_tick(tick: str, found: str | None) -> Location | None:
     return path.removeprefix("./"), start, (max(start, end) if start is not None and end is not None else end)
 
 
+def tick_citation(tick: str) -> Location | None:
+    """A backticked span read whole as one citation when its path holds a character the token scan stops at (a
+    space: `docs/User Guide.md:3-9`); None for any other span (the token scan reads those)."""
+    return _whole_tick(tick, None)
+
+
 def _looks_like_number(path: str) -> bool:
     return bool(re.fullmatch(r"[\d.]+", path)) or bool(re.fullmatch(r"v?\d+(\.\d+)+", path))

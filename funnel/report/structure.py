@@ -72,8 +72,9 @@ def build_diagnosis(
 ) -> Diagnosis:
     """Assemble the `Diagnosis` from a draft and the outcome of checking its claims."""
     rc = draft.root_cause
-    explanation = rc.explanation.strip()
-    evidence = [" ".join(e.split()) for e in rc.evidence if e.strip()]
+    explanation = (rc.explanation if checked.explanation is None else checked.explanation).strip()
+    evidence = [" ".join(e.split()) for e in (rc.evidence if checked.evidence is None else checked.evidence)
+                if e.strip()]
     root_cause = None
     if explanation or evidence:
         root_cause = RootCause(explanation=explanation or "(no explanation given; see the evidence)", evidence=evidence)

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from funnel.errors import ToolError
 from funnel.limits import VerifyLimits
+from funnel.report.mentions import check_prose
 from funnel.report.parse import parse_report
 from funnel.report.repo_files import RepoFiles, nearest
 from funnel.report.snippets import find_snippet, snippet_weight
@@ -62,9 +63,13 @@ class CheckedClaims:
     notes: list[str] = field(default_factory=list)
     """Non-blocking remarks (missing snippets, unknown symbols dropped)."""
     claims_total: int = 0
-    """Claims examined (affected files + proposed changes)."""
+    """Claims examined (affected files, proposed changes, repository files the root cause cites)."""
     claims_corrected: int = 0
     """Kept claims whose path, lines or symbol were fixed."""
+    explanation: str | None = None
+    """The root cause's explanation after its citations were checked (`funnel.report.mentions`); None: unchecked."""
+    evidence: list[str] | None = None
+    """The root cause's evidence bullets whose citations hold; None: unchecked."""
 
     @property
     def claims_rejected(self) -> int:
@@ -286,6 +291,14 @@ def check_claims(
             _check_change(repo, change, out)
         except Exception as e:  # noqa: BLE001
             _reject(out, "proposed_change", change, f"could not be checked ({type(e).__name__}: {e})")
+    try:
+        prose = check_prose(draft.root_cause.explanation, list(draft.root_cause.evidence), repo)
+    except Exception as e:  # noqa: BLE001 - the prose is passed on unchecked, and the note says so
+        out.notes.append(f"the root cause's citations could not be checked ({type(e).__name__}: {e})")
+    else:
+        out.explanation, out.evidence = prose.explanation, prose.evidence
+        out.rejected.extend(prose.rejected)
+        out.claims_total += prose.checked
     return out
 
 
@@ -307,6 +320,10 @@ def verify_draft(
     soft: list[str] = []
     for claim in checked.rejected:
         c = claim.claim
+        if claim.kind == "root_cause":  # the prose stands without it; the diagnosis records what was dropped
+            soft.append(f"the root cause cites `{c.get('citation')}`, which the repository does not bear out: "
+                        f"{claim.reason}")
+            continue
         if claim.kind == "proposed_change" and not str(c.get("path") or "").strip():
             soft.append(f"a proposed change names no file and was dropped: {str(c.get('description', ''))[:80]!r}")
             continue  # advice without a file is vague, not wrong

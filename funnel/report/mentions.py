@@ -1,0 +1,119 @@
+"""The file citations a report's prose makes (the root cause's explanation and evidence bullets), checked against the
+repository: a cited file that does not exist, or a line past a file's end, is never passed on as a fact.
+
+An evidence bullet that cites such a location is dropped into `rejected` with the reason; the explanation keeps its
+text (a sentence cannot be cut cleanly) and gains a closing note naming what the repository does not bear out.
+A path outside the repository (an absolute path, an installed library's frame) is not a claim about the repository
+and is not checked, nor is text in quotation marks (what the report or a log says), nor a bare file name
+without a line (`settings.py` named in passing); a path written too briefly (`config.py:15` for `src/app/config.py`) names the one file of that
+name whose path ends with it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from funnel.report._locations import Location, all_locations, tick_citation
+from funnel.report.repo_files import RepoFiles
+from schemas.diagnosis import RejectedClaim
+
+__all__ = ("CheckedProse", "check_prose")
+
+_OUTSIDE = ("/", "~", "\\")
+_TICK = re.compile(r"`([^`\n]+)`")
+_QUOTED = re.compile(r"“[^”\n]*”|\"[^\"\n]*\"")
+"""Text quoted from the report or a log (an error naming a data file): what someone else wrote, not a claim."""
+_LIBRARY_DIRS = ("site-packages/", "dist-packages/", "node_modules/", "<frozen", "<string>")
+
+
+@dataclass
+class CheckedProse:
+    """The root cause's prose after its citations were checked."""
+
+    explanation: str
+    """The explanation, with a closing note when it cites what the repository does not have."""
+    evidence: list[str]
+    """The evidence bullets whose citations all hold."""
+    rejected: list[RejectedClaim] = field(default_factory=list)
+    """Each dropped bullet and each citation of the explanation that does not hold, with why."""
+    checked: int = 0
+    """Citations of repository files examined."""
+
+
+def check_prose(explanation: str, evidence: list[str], repo: RepoFiles) -> CheckedProse:
+    """Check every repository file cited in the explanation and the evidence bullets (existence, line in range)."""
+    out = CheckedProse(explanation=explanation, evidence=[])
+    for bullet in evidence:
+        problems = _problems(bullet, repo, out)
+        if problems:
+            cited, _, why = problems[0]
+            out.rejected.append(RejectedClaim(kind="root_cause", claim={"citation": cited, "text": bullet},
+                                              reason=why))
+        else:
+            out.evidence.append(bullet)
+    problems = _problems(explanation, repo, out)
+    for cited, _, why in problems:
+        out.rejected.append(RejectedClaim(kind="root_cause", claim={"citation": cited, "text": "explanation"},
+                                          reason=why))
+    if problems:
+        listed = "; ".join(f"`{cited}` ({short})" for cited, short, _ in problems)
+        out.explanation = f"{explanation.rstrip()}\n\n(Not borne out by the repository: {listed}.)"
+    return out
+
+
+def _problems(text: str, repo: RepoFiles, out: CheckedProse) -> list[tuple[str, str, str]]:
+    """(citation as written, why in brief, why in full) for each citation of a repository file in `text` that
+    does not hold."""
+    found: list[tuple[str, str, str]] = []
+    for path, start, end in dict.fromkeys(_locations(_QUOTED.sub(" ", text))):
+        if path.startswith(_OUTSIDE) or any(d in path for d in _LIBRARY_DIRS) or ":" in path:
+            continue
+        if start is None and "/" not in path:  # a file named in passing (`settings.py`), not a location claimed
+            continue
+        out.checked += 1
+        if why := _problem(repo, (path, start, end)):
+            found.append((_written(path, start, end), *why))
+    return found
+
+
+def _locations(text: str) -> list[Location]:
+    """Every citation in `text`: backticked paths the token scan would cut (a space in them) read whole, then the
+    rest token by token."""
+    whole: list[Location] = []
+
+    def _take(m: re.Match[str]) -> str:
+        found = tick_citation(m.group(1))
+        if found is None:
+            return m.group(0)
+        whole.append(found)
+        return " "
+
+    rest = _TICK.sub(_take, text)
+    return whole + all_locations(rest)
+
+
+def _problem(repo: RepoFiles, location: Location) -> tuple[str, str] | None:
+    """Why a cited location does not hold (no such file, a line past its end), in brief and in full; None when it
+    holds or cannot be judged (a withheld or binary file is no hallucination)."""
+    path, start, end = location
+    rel, why = repo.resolve(repo.spell(path))
+    if rel is None:
+        if not why or not why.startswith("Not found"):
+            return None
+        same = repo.same_name(repo.spell(path))
+        if not same or not ("/" + same[0]).endswith("/" + repo.spell(path).lstrip("/")):
+            return "no such file", why.removeprefix("Not found: ")
+        rel = same[0]
+    last = max(start or 0, end or 0)
+    lines = repo.lines(rel) if last else None
+    if lines is not None and last > len(lines):
+        return f"the file has {len(lines)} lines", f"line {last} is past the end of `{rel}` ({len(lines)} lines)."
+    return None
+
+
+def _written(path: str, start: int | None, end: int | None) -> str:
+    """A citation as `path:start-end`."""
+    if start is None:
+        return path
+    return f"{path}:{start}" + (f"-{end}" if end is not None and end != start else "")

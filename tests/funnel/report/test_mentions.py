@@ -1,0 +1,81 @@
+"""The root cause's own citations checked against a real repository on disk: what it does not bear out is never
+passed on as a fact, and what it cannot judge is left alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from funnel.limits import VerifyLimits
+from funnel.report.mentions import check_prose
+from funnel.report.repo_files import RepoFiles
+from funnel.report.structure import structure
+from funnel.report.verify import verify_report
+from tests.funnel.diagnosis_support import make_repo
+from tests.funnel.report.test_structure import REPORT
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = make_repo(tmp_path / "repo")
+    (root / "docs").mkdir()
+    (root / "docs" / "User Guide.md").write_text("# Guide\n\nLoad the config first.\n")
+    return RepoFiles(root, VerifyLimits(), None)
+
+
+def test_an_evidence_bullet_citing_a_file_the_repository_lacks_is_dropped_with_the_reason(repo):
+    checked = check_prose("Config.load crashes.", ["`src/app/config.py:15` indexes the key.",
+                                                    "`src/app/payments.py:120` charges twice."], repo)
+    assert checked.evidence == ["`src/app/config.py:15` indexes the key."]
+    assert [(r.kind, r.claim["citation"]) for r in checked.rejected] == [("root_cause", "src/app/payments.py:120")]
+    assert "'src/app/payments.py' does not exist in the repository" in checked.rejected[0].reason
+    assert checked.checked == 2
+
+
+def test_a_line_past_the_end_of_a_real_file_is_not_borne_out(repo):
+    checked = check_prose("See `src/app/config.py:900`.", ["`src/app/config.py:880-900` reads YAML."], repo)
+    assert checked.evidence == []
+    assert checked.rejected[0].reason.startswith("line 900 is past the end of `src/app/config.py` (")
+    assert checked.explanation.startswith("See `src/app/config.py:900`.\n\n(Not borne out by the repository: "
+                                          "`src/app/config.py:900` (the file has ")
+
+
+def test_the_explanation_keeps_its_text_and_closes_with_what_does_not_hold(repo):
+    text = "`Config.load` indexes a missing key; as `src/app/billing.py:44` shows, it is called twice."
+    checked = check_prose(text, [], repo)
+    assert checked.explanation == (text + "\n\n(Not borne out by the repository: `src/app/billing.py:44` "
+                                          "(no such file).)")
+    assert checked.rejected[0].claim == {"citation": "src/app/billing.py:44", "text": "explanation"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The frame `/usr/lib/python3.11/json/decoder.py:337` raises.",  # outside the repository
+        "It fails in `venv/lib/site-packages/yaml/loader.py:12`.",  # an installed library
+        "The report says “FileNotFoundError: data/input.csv:3 is missing”.",  # quoted, someone else's words
+        "Put the value in your `settings.py`.",  # a file named in passing, no location claimed
+        "`config.py:15` indexes the key.",  # written too briefly: the one config.py ends with it
+        "The guide says so (`docs/User Guide.md:3`).",  # a space in the path
+        "`Config.load` and `data.get` are no files.",
+    ],
+)
+def test_what_is_no_claim_about_the_repository_or_holds_is_left_alone(repo, text):
+    checked = check_prose(text, [text], repo)
+    assert (checked.explanation, checked.evidence, checked.rejected) == (text, [text], [])
+
+
+def test_the_diagnosis_records_what_the_root_cause_cited_wrongly_and_keeps_the_rest(repo):
+    report = REPORT.replace("- `src/app/config.py:15` indexes the key.",
+                            "- `src/app/config.py:15` indexes the key.\n- `src/app/payments.py:120`: `charge(order)`")
+    d = structure(report, repo.sb.root)
+    assert d.root_cause is not None and d.root_cause.evidence == ["`src/app/config.py:15` indexes the key."]
+    assert [(r.kind, r.claim["citation"]) for r in d.rejected if r.kind == "root_cause"] == [
+        ("root_cause", "src/app/payments.py:120")]
+
+
+def test_a_wrong_citation_in_the_root_cause_does_not_cost_the_model_an_attempt(repo):
+    report = REPORT.replace("3. `src/app/ghost.py:3` — `haunt` (related)\n", "").replace(
+        "- `src/app/config.py:15` indexes the key.", "- `src/app/payments.py:120` charges twice.")
+    verdict = verify_report(report, repo.sb.root)
+    assert verdict.ok, verdict.findings
+    assert any("`src/app/payments.py:120`, which the repository does not bear out" in n for n in verdict.notes)
