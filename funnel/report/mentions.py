@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from funnel.report._locations import Location, all_locations, tick_citation
 from funnel.report.repo_files import RepoFiles
+from funnel.report.template import format_location
 from schemas.diagnosis import RejectedClaim
 
 __all__ = ("CheckedProse", "check_prose")
@@ -48,24 +49,22 @@ def check_prose(explanation: str, evidence: list[str], repo: RepoFiles) -> Check
         problems = _problems(bullet, repo, out)
         if problems:
             cited, _, why = problems[0]
-            out.rejected.append(RejectedClaim(kind="root_cause", claim={"citation": cited, "text": bullet},
-                                              reason=why))
+            out.rejected.append(RejectedClaim(kind="root_cause", claim={**cited, "text": bullet}, reason=why))
         else:
             out.evidence.append(bullet)
     problems = _problems(explanation, repo, out)
     for cited, _, why in problems:
-        out.rejected.append(RejectedClaim(kind="root_cause", claim={"citation": cited, "text": "explanation"},
-                                          reason=why))
+        out.rejected.append(RejectedClaim(kind="root_cause", claim={**cited, "text": "explanation"}, reason=why))
     if problems:
-        listed = "; ".join(f"`{cited}` ({short})" for cited, short, _ in problems)
+        listed = "; ".join(f"`{_written(cited)}` ({short})" for cited, short, _ in problems)
         out.explanation = f"{explanation.rstrip()}\n\n(Not borne out by the repository: {listed}.)"
     return out
 
 
-def _problems(text: str, repo: RepoFiles, out: CheckedProse) -> list[tuple[str, str, str]]:
-    """(citation as written, why in brief, why in full) for each citation of a repository file in `text` that
-    does not hold."""
-    found: list[tuple[str, str, str]] = []
+def _problems(text: str, repo: RepoFiles, out: CheckedProse) -> list[tuple[dict[str, str | int | None], str, str]]:
+    """(the citation as `path`, `line_start`, `line_end`; why in brief; why in full) for each citation of a
+    repository file in `text` that does not hold."""
+    found: list[tuple[dict[str, str | int | None], str, str]] = []
     for path, start, end in dict.fromkeys(_locations(_QUOTED.sub(" ", text))):
         if path.startswith(_OUTSIDE) or any(d in path for d in _LIBRARY_DIRS) or ":" in path:
             continue
@@ -73,7 +72,7 @@ def _problems(text: str, repo: RepoFiles, out: CheckedProse) -> list[tuple[str, 
             continue
         out.checked += 1
         if why := _problem(repo, (path, start, end)):
-            found.append((_written(path, start, end), *why))
+            found.append(({"path": path, "line_start": start, "line_end": end}, *why))
     return found
 
 
@@ -112,8 +111,6 @@ def _problem(repo: RepoFiles, location: Location) -> tuple[str, str] | None:
     return None
 
 
-def _written(path: str, start: int | None, end: int | None) -> str:
+def _written(cited: dict[str, str | int | None]) -> str:
     """A citation as `path:start-end`."""
-    if start is None:
-        return path
-    return f"{path}:{start}" + (f"-{end}" if end is not None and end != start else "")
+    return format_location(str(cited["path"]), cited["line_start"], cited["line_end"])

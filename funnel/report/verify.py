@@ -321,8 +321,8 @@ def verify_draft(
     for claim in checked.rejected:
         c = claim.claim
         if claim.kind == "root_cause":  # the prose stands without it; the diagnosis records what was dropped
-            soft.append(f"the root cause cites `{c.get('citation')}`, which the repository does not bear out: "
-                        f"{claim.reason}")
+            cited = format_location(str(c.get("path")), c.get("line_start"), c.get("line_end"))
+            soft.append(f"the root cause cites `{cited}`, which the repository does not bear out: {claim.reason}")
             continue
         if claim.kind == "proposed_change" and not str(c.get("path") or "").strip():
             soft.append(f"a proposed change names no file and was dropped: {str(c.get('description', ''))[:80]!r}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from funnel.limits import VerifyLimits
+from funnel.report.export import to_markdown
 from funnel.report.mentions import check_prose
 from funnel.report.repo_files import RepoFiles
 from funnel.report.structure import structure
@@ -26,7 +27,8 @@ def test_an_evidence_bullet_citing_a_file_the_repository_lacks_is_dropped_with_t
     checked = check_prose("Config.load crashes.", ["`src/app/config.py:15` indexes the key.",
                                                     "`src/app/payments.py:120` charges twice."], repo)
     assert checked.evidence == ["`src/app/config.py:15` indexes the key."]
-    assert [(r.kind, r.claim["citation"]) for r in checked.rejected] == [("root_cause", "src/app/payments.py:120")]
+    assert [(r.kind, r.claim["path"], r.claim["line_start"]) for r in checked.rejected] == [
+        ("root_cause", "src/app/payments.py", 120)]
     assert "'src/app/payments.py' does not exist in the repository" in checked.rejected[0].reason
     assert checked.checked == 2
 
@@ -44,7 +46,8 @@ def test_the_explanation_keeps_its_text_and_closes_with_what_does_not_hold(repo)
     checked = check_prose(text, [], repo)
     assert checked.explanation == (text + "\n\n(Not borne out by the repository: `src/app/billing.py:44` "
                                           "(no such file).)")
-    assert checked.rejected[0].claim == {"citation": "src/app/billing.py:44", "text": "explanation"}
+    assert checked.rejected[0].claim == {"path": "src/app/billing.py", "line_start": 44, "line_end": 44,
+                                         "text": "explanation"}
 
 
 @pytest.mark.parametrize(
@@ -69,8 +72,9 @@ def test_the_diagnosis_records_what_the_root_cause_cited_wrongly_and_keeps_the_r
                             "- `src/app/config.py:15` indexes the key.\n- `src/app/payments.py:120`: `charge(order)`")
     d = structure(report, repo.sb.root)
     assert d.root_cause is not None and d.root_cause.evidence == ["`src/app/config.py:15` indexes the key."]
-    assert [(r.kind, r.claim["citation"]) for r in d.rejected if r.kind == "root_cause"] == [
-        ("root_cause", "src/app/payments.py:120")]
+    assert [(r.kind, r.claim["path"]) for r in d.rejected if r.kind == "root_cause"] == [
+        ("root_cause", "src/app/payments.py")]
+    assert "- `src/app/payments.py:120`: 'src/app/payments.py' does not exist" in to_markdown(d)
 
 
 def test_a_wrong_citation_in_the_root_cause_does_not_cost_the_model_an_attempt(repo):
