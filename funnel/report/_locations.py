@@ -166,6 +166,11 @@ def _whole_tick(tick: str, found: str | None) -> Location | None:
     return path.removeprefix("./"), start, (max(start, end) if start is not None and end is not None else end)
 
 
+def known_ext(name: str) -> bool:
+    """Whether a file name ends in an extension of source, markup or configuration (`orders.py`, not `and/or`)."""
+    return "." in name.strip(".") and _known_ext(name)
+
+
 def tick_citation(tick: str) -> Location | None:
     """A backticked span read whole as one citation when its path holds a character the token scan stops at (a
     space: `docs/User Guide.md:3-9`); None for any other span (the token scan reads those)."""

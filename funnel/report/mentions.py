@@ -5,7 +5,8 @@ An evidence bullet that cites such a location is dropped into `rejected` with th
 text (a sentence cannot be cut cleanly) and gains a closing note naming what the repository does not bear out.
 A path outside the repository (an absolute path, an installed library's frame) is not a claim about the repository
 and is not checked, nor is text in quotation marks (what the report or a log says), nor a bare file name
-without a line (`settings.py` named in passing); a path written too briefly (`config.py:15` for `src/app/config.py`) names the one file of that
+without a line (`settings.py` named in passing), nor words with a slash (`and/or`: only a name with a known
+extension is a file); a path written too briefly (`config.py:15` for `src/app/config.py`) names the one file of that
 name whose path ends with it.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from funnel.report._locations import Location, all_locations, tick_citation
+from funnel.report._locations import Location, all_locations, known_ext, tick_citation
 from funnel.report.repo_files import RepoFiles
 from funnel.report.template import format_location
 from schemas.diagnosis import RejectedClaim
@@ -68,8 +69,8 @@ def _problems(text: str, repo: RepoFiles, out: CheckedProse) -> list[tuple[dict[
     for path, start, end in dict.fromkeys(_locations(_QUOTED.sub(" ", text))):
         if path.startswith(_OUTSIDE) or any(d in path for d in _LIBRARY_DIRS) or ":" in path:
             continue
-        if start is None and "/" not in path:  # a file named in passing (`settings.py`), not a location claimed
-            continue
+        if not known_ext(path.rsplit("/", 1)[-1]) or (start is None and "/" not in path):
+            continue  # words with a slash (`and/or`), a file named in passing (`settings.py`): no location claimed
         out.checked += 1
         if why := _problem(repo, (path, start, end)):
             found.append(({"path": path, "line_start": start, "line_end": end}, *why))

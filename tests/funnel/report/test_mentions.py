@@ -60,6 +60,8 @@ def test_the_explanation_keeps_its_text_and_closes_with_what_does_not_hold(repo)
         "`config.py:15` indexes the key.",  # written too briefly: the one config.py ends with it
         "The guide says so (`docs/User Guide.md:3`).",  # a space in the path
         "`Config.load` and `data.get` are no files.",
+        "It reads and/or writes the match/test/sub builtins.",  # words with a slash
+        '`src/app/config.py:3` in `f`: `return msg("compiled without match/test/su`',  # a clipped quote of code
     ],
 )
 def test_what_is_no_claim_about_the_repository_or_holds_is_left_alone(repo, text):
