@@ -11,9 +11,9 @@ checked by the verifier):
 - `header_lines`: root causes whose "Line N there shares the most terms with the report" is the cited
   definition's own header (the line writing its name with an opening parenthesis and ending the signature), which
   says which definition, not where in it;
-- `root_cause_rejected`: citations of the root cause's prose the verifier dropped or flagged (`funnel.report.mentions`:
-  a file the repository lacks, a line past a file's end), and `claims_total` the claims the diagnosis counts in
-  all (its `stats.claims_total`).
+- `citations_rejected`: citations of the prose (summary, root cause, change descriptions) the verifier dropped or
+  flagged (`funnel.report.mentions`: a file the repository lacks, a line past a file's end), and `claims_total` the
+  claims the diagnoses count in all (their `stats.claims_total`).
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ def _is_header(code: str, symbol: str | None) -> bool:
 def audit(results: Path) -> dict[str, int]:
     """The counts of one run's `results.jsonl` (records without a diagnosis are skipped)."""
     counts = {"diagnoses": 0, "citations": 0, "closing_only": 0, "declarations": 0, "evidence": 0,
-              "empty_evidence": 0, "shared_lines": 0, "header_lines": 0, "root_cause_rejected": 0,
+              "empty_evidence": 0, "shared_lines": 0, "header_lines": 0, "citations_rejected": 0,
               "claims_total": 0}
     for line in results.joinpath("results.jsonl").read_text().splitlines():
         diagnosis = json.loads(line).get("diagnosis") or {}
         if not diagnosis:
             continue
         counts["diagnoses"] += 1
-        counts["root_cause_rejected"] += sum(r.get("kind") == "root_cause" for r in diagnosis.get("rejected") or [])
+        counts["citations_rejected"] += sum(r.get("kind") == "citation" for r in diagnosis.get("rejected") or [])
         counts["claims_total"] += (diagnosis.get("stats") or {}).get("claims_total", 0)
         for item in diagnosis.get("affected_files") or []:
             quoted = item.get("evidence") or ""

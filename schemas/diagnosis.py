@@ -128,8 +128,9 @@ class PhaseStats(_Strict):
 class RejectedClaim(_Strict):
     """A claim the validator refused, kept so people can see what was dropped and why."""
 
-    kind: Literal["affected_file", "proposed_change", "root_cause"]
-    """What was claimed: an affected file, a proposed change, or a file cited in the root cause's prose."""
+    kind: Literal["affected_file", "proposed_change", "citation"]
+    """What was claimed: an affected file, a proposed change, or a location cited in the prose (the summary, the
+    root cause, a change's description; `claim.text` says where)."""
     claim: dict[str, Any]
     """The claim as the explorer made it."""
     reason: str

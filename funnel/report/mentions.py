@@ -1,8 +1,10 @@
-"""The file citations a report's prose makes (the root cause's explanation and evidence bullets), checked against the
-repository: a cited file that does not exist, or a line past a file's end, is never passed on as a fact.
+"""The file citations a diagnosis' prose makes (the summary, the root cause's explanation and evidence bullets, the
+proposed changes' descriptions), checked against the repository: a cited file that does not exist, or a line past a
+file's end, is never passed on as a fact.
 
-An evidence bullet that cites such a location is dropped into `rejected` with the reason; the explanation keeps its
-text (a sentence cannot be cut cleanly) and gains a closing note naming what the repository does not bear out.
+An evidence bullet that cites such a location is dropped into `rejected` (kind `citation`) with the reason; a
+summary, explanation or description keeps its text (a sentence cannot be cut cleanly) and gains a closing note
+naming what the repository does not bear out, each such citation recorded in `rejected` too.
 A path outside the repository (an absolute path, an installed library's frame) is not a claim about the repository
 and is not checked, nor is text in quotation marks (what the report or a log says), nor a bare file name
 without a line (`settings.py` named in passing), nor words with a slash (`and/or`: only a name with a known
@@ -13,14 +15,13 @@ name whose path ends with it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from funnel.report._locations import Location, all_locations, known_ext, tick_citation
 from funnel.report.repo_files import RepoFiles
 from funnel.report.template import format_location
 from schemas.diagnosis import RejectedClaim
 
-__all__ = ("CheckedProse", "check_prose")
+__all__ = ("ProseCheck",)
 
 _OUTSIDE = ("/", "~", "\\")
 _TICK = re.compile(r"`([^`\n]+)`")
@@ -29,52 +30,51 @@ _QUOTED = re.compile(r"“[^”\n]*”|\"[^\"\n]*\"")
 _LIBRARY_DIRS = ("site-packages/", "dist-packages/", "node_modules/", "<frozen", "<string>")
 
 
-@dataclass
-class CheckedProse:
-    """The root cause's prose after its citations were checked."""
+class ProseCheck:
+    """Checks the citations of a diagnosis' prose against one repository, collecting what does not hold."""
 
-    explanation: str
-    """The explanation, with a closing note when it cites what the repository does not have."""
-    evidence: list[str]
-    """The evidence bullets whose citations all hold."""
-    rejected: list[RejectedClaim] = field(default_factory=list)
-    """Each dropped bullet and each citation of the explanation that does not hold, with why."""
-    checked: int = 0
-    """Citations of repository files examined."""
+    def __init__(self, repo: RepoFiles) -> None:
+        self.repo = repo
+        self.rejected: list[RejectedClaim] = []
+        """Each dropped bullet and each citation of an annotated text that does not hold, with why."""
+        self.checked = 0
+        """Citations of repository files examined."""
 
-
-def check_prose(explanation: str, evidence: list[str], repo: RepoFiles) -> CheckedProse:
-    """Check every repository file cited in the explanation and the evidence bullets (existence, line in range)."""
-    out = CheckedProse(explanation=explanation, evidence=[])
-    for bullet in evidence:
-        problems = _problems(bullet, repo, out)
-        if problems:
-            cited, _, why = problems[0]
-            out.rejected.append(RejectedClaim(kind="root_cause", claim={**cited, "text": bullet}, reason=why))
-        else:
-            out.evidence.append(bullet)
-    problems = _problems(explanation, repo, out)
-    for cited, _, why in problems:
-        out.rejected.append(RejectedClaim(kind="root_cause", claim={**cited, "text": "explanation"}, reason=why))
-    if problems:
+    def annotate(self, text: str, where: str) -> str:
+        """`text` (the summary, the explanation, a proposed change's description: `where`), closed with a note
+        naming what the repository does not bear out when it cites such a location."""
+        problems = self._problems(text)
+        for cited, _, why in problems:
+            self.rejected.append(RejectedClaim(kind="citation", claim={**cited, "text": where}, reason=why))
+        if not problems:
+            return text
         listed = "; ".join(f"`{_written(cited)}` ({short})" for cited, short, _ in problems)
-        out.explanation = f"{explanation.rstrip()}\n\n(Not borne out by the repository: {listed}.)"
-    return out
+        return f"{text.rstrip()}\n\n(Not borne out by the repository: {listed}.)"
 
+    def keep(self, bullets: list[str]) -> list[str]:
+        """The evidence bullets whose citations all hold; the others are dropped into `rejected`."""
+        kept = []
+        for bullet in bullets:
+            if problems := self._problems(bullet):
+                cited, _, why = problems[0]
+                self.rejected.append(RejectedClaim(kind="citation", claim={**cited, "text": bullet}, reason=why))
+            else:
+                kept.append(bullet)
+        return kept
 
-def _problems(text: str, repo: RepoFiles, out: CheckedProse) -> list[tuple[dict[str, str | int | None], str, str]]:
-    """(the citation as `path`, `line_start`, `line_end`; why in brief; why in full) for each citation of a
-    repository file in `text` that does not hold."""
-    found: list[tuple[dict[str, str | int | None], str, str]] = []
-    for path, start, end in dict.fromkeys(_locations(_QUOTED.sub(" ", text))):
-        if path.startswith(_OUTSIDE) or any(d in path for d in _LIBRARY_DIRS) or ":" in path:
-            continue
-        if not known_ext(path.rsplit("/", 1)[-1]) or (start is None and "/" not in path):
-            continue  # words with a slash (`and/or`), a file named in passing (`settings.py`): no location claimed
-        out.checked += 1
-        if why := _problem(repo, (path, start, end)):
-            found.append(({"path": path, "line_start": start, "line_end": end}, *why))
-    return found
+    def _problems(self, text: str) -> list[tuple[dict[str, str | int | None], str, str]]:
+        """(the citation as `path`, `line_start`, `line_end`; why in brief; why in full) for each citation of a
+        repository file in `text` that does not hold."""
+        found: list[tuple[dict[str, str | int | None], str, str]] = []
+        for path, start, end in dict.fromkeys(_locations(_QUOTED.sub(" ", text))):
+            if path.startswith(_OUTSIDE) or any(d in path for d in _LIBRARY_DIRS) or ":" in path:
+                continue
+            if not known_ext(path.rsplit("/", 1)[-1]) or (start is None and "/" not in path):
+                continue  # words with a slash (`and/or`), a file named in passing (`settings.py`): no location
+            self.checked += 1
+            if why := _problem(self.repo, (path, start, end)):
+                found.append(({"path": path, "line_start": start, "line_end": end}, *why))
+        return found
 
 
 def _locations(text: str) -> list[Location]:

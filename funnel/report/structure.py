@@ -72,6 +72,7 @@ def build_diagnosis(
 ) -> Diagnosis:
     """Assemble the `Diagnosis` from a draft and the outcome of checking its claims."""
     rc = draft.root_cause
+    summary = draft.summary if checked.summary is None else checked.summary
     explanation = (rc.explanation if checked.explanation is None else checked.explanation).strip()
     evidence = [" ".join(e.split()) for e in (rc.evidence if checked.evidence is None else checked.evidence)
                 if e.strip()]
@@ -97,7 +98,7 @@ def build_diagnosis(
     )
     return Diagnosis(
         classification=classification,
-        summary=" ".join(draft.summary.split()) if "\n\n" not in draft.summary else draft.summary.strip(),
+        summary=" ".join(summary.split()) if "\n\n" not in summary else summary.strip(),
         root_cause=root_cause,
         affected_files=checked.affected_files,
         proposed_changes=checked.proposed_changes,

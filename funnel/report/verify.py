@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from funnel.errors import ToolError
 from funnel.limits import VerifyLimits
-from funnel.report.mentions import check_prose
+from funnel.report.mentions import ProseCheck
 from funnel.report.parse import parse_report
 from funnel.report.repo_files import RepoFiles, nearest
 from funnel.report.snippets import find_snippet, snippet_weight
@@ -66,8 +66,10 @@ class CheckedClaims:
     """Claims examined (affected files, proposed changes, repository files the root cause cites)."""
     claims_corrected: int = 0
     """Kept claims whose path, lines or symbol were fixed."""
+    summary: str | None = None
+    """The summary after its citations were checked (`funnel.report.mentions`); None: unchecked."""
     explanation: str | None = None
-    """The root cause's explanation after its citations were checked (`funnel.report.mentions`); None: unchecked."""
+    """The root cause's explanation after its citations were checked; None: unchecked."""
     evidence: list[str] | None = None
     """The root cause's evidence bullets whose citations hold; None: unchecked."""
 
@@ -292,14 +294,23 @@ def check_claims(
         except Exception as e:  # noqa: BLE001
             _reject(out, "proposed_change", change, f"could not be checked ({type(e).__name__}: {e})")
     try:
-        prose = check_prose(draft.root_cause.explanation, list(draft.root_cause.evidence), repo)
+        _check_prose(draft, repo, out)
     except Exception as e:  # noqa: BLE001 - the prose is passed on unchecked, and the note says so
-        out.notes.append(f"the root cause's citations could not be checked ({type(e).__name__}: {e})")
-    else:
-        out.explanation, out.evidence = prose.explanation, prose.evidence
-        out.rejected.extend(prose.rejected)
-        out.claims_total += prose.checked
+        out.notes.append(f"the citations of the prose could not be checked ({type(e).__name__}: {e})")
     return out
+
+
+def _check_prose(draft: ReportDraft, repo: RepoFiles, out: CheckedClaims) -> None:
+    """The citations of the summary, the root cause and the kept changes' descriptions (`funnel.report.mentions`)."""
+    prose = ProseCheck(repo)
+    summary = prose.annotate(draft.summary, "summary")
+    explanation = prose.annotate(draft.root_cause.explanation, "explanation")
+    evidence = prose.keep(list(draft.root_cause.evidence))
+    changes = [c.model_copy(update={"description": prose.annotate(c.description, f"proposed change to `{c.path}`")})
+               for c in out.proposed_changes]
+    out.summary, out.explanation, out.evidence, out.proposed_changes = summary, explanation, evidence, changes
+    out.rejected.extend(prose.rejected)
+    out.claims_total += prose.checked
 
 
 def verify_draft(
@@ -320,9 +331,9 @@ def verify_draft(
     soft: list[str] = []
     for claim in checked.rejected:
         c = claim.claim
-        if claim.kind == "root_cause":  # the prose stands without it; the diagnosis records what was dropped
+        if claim.kind == "citation":  # the prose stands without it; the diagnosis records what was dropped
             cited = format_location(str(c.get("path")), c.get("line_start"), c.get("line_end"))
-            soft.append(f"the root cause cites `{cited}`, which the repository does not bear out: {claim.reason}")
+            soft.append(f"the prose cites `{cited}`, which the repository does not bear out: {claim.reason}")
             continue
         if claim.kind == "proposed_change" and not str(c.get("path") or "").strip():
             soft.append(f"a proposed change names no file and was dropped: {str(c.get('description', ''))[:80]!r}")

@@ -1,5 +1,5 @@
-"""The root cause's own citations checked against a real repository on disk: what it does not bear out is never
-passed on as a fact, and what it cannot judge is left alone."""
+"""The prose's own citations checked against a real repository on disk: what it does not bear out is never passed
+on as a fact, and what it cannot judge is left alone."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 from funnel.limits import VerifyLimits
 from funnel.report.export import to_markdown
-from funnel.report.mentions import check_prose
+from funnel.report.mentions import ProseCheck
 from funnel.report.repo_files import RepoFiles
 from funnel.report.structure import structure
 from funnel.report.verify import verify_report
@@ -24,30 +24,30 @@ def repo(tmp_path):
 
 
 def test_an_evidence_bullet_citing_a_file_the_repository_lacks_is_dropped_with_the_reason(repo):
-    checked = check_prose("Config.load crashes.", ["`src/app/config.py:15` indexes the key.",
-                                                    "`src/app/payments.py:120` charges twice."], repo)
-    assert checked.evidence == ["`src/app/config.py:15` indexes the key."]
-    assert [(r.kind, r.claim["path"], r.claim["line_start"]) for r in checked.rejected] == [
-        ("root_cause", "src/app/payments.py", 120)]
-    assert "'src/app/payments.py' does not exist in the repository" in checked.rejected[0].reason
-    assert checked.checked == 2
+    prose = ProseCheck(repo)
+    kept = prose.keep(["`src/app/config.py:15` indexes the key.", "`src/app/payments.py:120` charges twice."])
+    assert kept == ["`src/app/config.py:15` indexes the key."]
+    assert [(r.kind, r.claim["path"], r.claim["line_start"]) for r in prose.rejected] == [
+        ("citation", "src/app/payments.py", 120)]
+    assert "'src/app/payments.py' does not exist in the repository" in prose.rejected[0].reason
+    assert prose.checked == 2
 
 
 def test_a_line_past_the_end_of_a_real_file_is_not_borne_out(repo):
-    checked = check_prose("See `src/app/config.py:900`.", ["`src/app/config.py:880-900` reads YAML."], repo)
-    assert checked.evidence == []
-    assert checked.rejected[0].reason.startswith("line 900 is past the end of `src/app/config.py` (")
-    assert checked.explanation.startswith("See `src/app/config.py:900`.\n\n(Not borne out by the repository: "
-                                          "`src/app/config.py:900` (the file has ")
+    prose = ProseCheck(repo)
+    assert prose.keep(["`src/app/config.py:880-900` reads YAML."]) == []
+    assert prose.rejected[0].reason.startswith("line 900 is past the end of `src/app/config.py` (")
+    assert prose.annotate("See `src/app/config.py:900`.", "summary").startswith(
+        "See `src/app/config.py:900`.\n\n(Not borne out by the repository: `src/app/config.py:900` (the file has ")
 
 
 def test_the_explanation_keeps_its_text_and_closes_with_what_does_not_hold(repo):
     text = "`Config.load` indexes a missing key; as `src/app/billing.py:44` shows, it is called twice."
-    checked = check_prose(text, [], repo)
-    assert checked.explanation == (text + "\n\n(Not borne out by the repository: `src/app/billing.py:44` "
-                                          "(no such file).)")
-    assert checked.rejected[0].claim == {"path": "src/app/billing.py", "line_start": 44, "line_end": 44,
-                                         "text": "explanation"}
+    prose = ProseCheck(repo)
+    assert prose.annotate(text, "explanation") == (text + "\n\n(Not borne out by the repository: "
+                                                          "`src/app/billing.py:44` (no such file).)")
+    assert prose.rejected[0].claim == {"path": "src/app/billing.py", "line_start": 44, "line_end": 44,
+                                       "text": "explanation"}
 
 
 @pytest.mark.parametrize(
@@ -65,8 +65,8 @@ def test_the_explanation_keeps_its_text_and_closes_with_what_does_not_hold(repo)
     ],
 )
 def test_what_is_no_claim_about_the_repository_or_holds_is_left_alone(repo, text):
-    checked = check_prose(text, [text], repo)
-    assert (checked.explanation, checked.evidence, checked.rejected) == (text, [text], [])
+    prose = ProseCheck(repo)
+    assert (prose.annotate(text, "explanation"), prose.keep([text]), prose.rejected) == (text, [text], [])
 
 
 def test_the_diagnosis_records_what_the_root_cause_cited_wrongly_and_keeps_the_rest(repo):
@@ -74,9 +74,20 @@ def test_the_diagnosis_records_what_the_root_cause_cited_wrongly_and_keeps_the_r
                             "- `src/app/config.py:15` indexes the key.\n- `src/app/payments.py:120`: `charge(order)`")
     d = structure(report, repo.sb.root)
     assert d.root_cause is not None and d.root_cause.evidence == ["`src/app/config.py:15` indexes the key."]
-    assert [(r.kind, r.claim["path"]) for r in d.rejected if r.kind == "root_cause"] == [
-        ("root_cause", "src/app/payments.py")]
+    assert [(r.kind, r.claim["path"]) for r in d.rejected if r.kind == "citation"] == [
+        ("citation", "src/app/payments.py")]
     assert "- `src/app/payments.py:120`: 'src/app/payments.py' does not exist" in to_markdown(d)
+
+
+def test_a_summary_and_a_change_citing_lines_a_file_lacks_say_so(repo):
+    report = REPORT.replace("An empty settings file makes `Config.load` raise `KeyError`.",
+                            "`src/app/config.py:400` raises `KeyError`.").replace(
+        "return `data.get(\"section\", {})`.", "return `data.get(\"section\", {})` at `src/app/config.py:415`.")
+    d = structure(report, repo.sb.root)
+    assert d.summary.endswith("(Not borne out by the repository: `src/app/config.py:400` (the file has 19 lines).)")
+    assert d.proposed_changes[0].description.endswith("`src/app/config.py:415` (the file has 19 lines).)")
+    assert [r.claim["text"] for r in d.rejected if r.kind == "citation"] == [
+        "summary", "proposed change to `src/app/config.py`"]
 
 
 def test_a_wrong_citation_in_the_root_cause_does_not_cost_the_model_an_attempt(repo):
@@ -84,4 +95,5 @@ def test_a_wrong_citation_in_the_root_cause_does_not_cost_the_model_an_attempt(r
         "- `src/app/config.py:15` indexes the key.", "- `src/app/payments.py:120` charges twice.")
     verdict = verify_report(report, repo.sb.root)
     assert verdict.ok, verdict.findings
-    assert any("`src/app/payments.py:120`, which the repository does not bear out" in n for n in verdict.notes)
+    assert any("the prose cites `src/app/payments.py:120`, which the repository does not bear out" in n
+               for n in verdict.notes)
