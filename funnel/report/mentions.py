@@ -40,10 +40,11 @@ class ProseCheck:
         self.checked = 0
         """Citations of repository files examined."""
 
-    def annotate(self, text: str, where: str) -> str:
+    def annotate(self, text: str, where: str, *, lines_only: bool = False) -> str:
         """`text` (the summary, the explanation, a proposed change's description: `where`), closed with a note
-        naming what the repository does not bear out when it cites such a location."""
-        problems = self._problems(text)
+        naming what the repository does not bear out when it cites such a location; with `lines_only`, a path
+        without a line is no claim (a change may name the new file it creates)."""
+        problems = self._problems(text, lines_only=lines_only)
         for cited, _, why in problems:
             self.rejected.append(RejectedClaim(kind="citation", claim={**cited, "text": where}, reason=why))
         if not problems:
@@ -62,14 +63,14 @@ class ProseCheck:
                 kept.append(bullet)
         return kept
 
-    def _problems(self, text: str) -> list[tuple[dict[str, str | int | None], str, str]]:
+    def _problems(self, text: str, *, lines_only: bool = False) -> list[tuple[dict[str, str | int | None], str, str]]:
         """(the citation as `path`, `line_start`, `line_end`; why in brief; why in full) for each citation of a
         repository file in `text` that does not hold."""
         found: list[tuple[dict[str, str | int | None], str, str]] = []
         for path, start, end in dict.fromkeys(_locations(_QUOTED.sub(" ", text))):
             if path.startswith(_OUTSIDE) or any(d in path for d in _LIBRARY_DIRS) or ":" in path:
                 continue
-            if not known_ext(path.rsplit("/", 1)[-1]) or (start is None and "/" not in path):
+            if not known_ext(path.rsplit("/", 1)[-1]) or (start is None and ("/" not in path or lines_only)):
                 continue  # words with a slash (`and/or`), a file named in passing (`settings.py`): no location
             self.checked += 1
             if why := _problem(self.repo, (path, start, end)):

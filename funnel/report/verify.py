@@ -306,7 +306,8 @@ def _check_prose(draft: ReportDraft, repo: RepoFiles, out: CheckedClaims) -> Non
     summary = prose.annotate(draft.summary, "summary")
     explanation = prose.annotate(draft.root_cause.explanation, "explanation")
     evidence = prose.keep(list(draft.root_cause.evidence))
-    changes = [c.model_copy(update={"description": prose.annotate(c.description, f"proposed change to `{c.path}`")})
+    changes = [c.model_copy(update={"description": prose.annotate(c.description, f"proposed change to `{c.path}`",
+                                                                  lines_only=True)})
                for c in out.proposed_changes]
     out.summary, out.explanation, out.evidence, out.proposed_changes = summary, explanation, evidence, changes
     out.rejected.extend(prose.rejected)

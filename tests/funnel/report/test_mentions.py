@@ -90,6 +90,13 @@ def test_a_summary_and_a_change_citing_lines_a_file_lacks_say_so(repo):
         "summary", "proposed change to `src/app/config.py`"]
 
 
+def test_a_change_may_name_the_new_file_it_creates(repo):
+    prose = ProseCheck(repo)
+    text = "Return a default; add a regression test in `tests/test_config_empty.py`."
+    assert prose.annotate(text, "proposed change to `src/app/config.py`", lines_only=True) == text
+    assert prose.rejected == []
+
+
 def test_a_wrong_citation_in_the_root_cause_does_not_cost_the_model_an_attempt(repo):
     report = REPORT.replace("3. `src/app/ghost.py:3` — `haunt` (related)\n", "").replace(
         "- `src/app/config.py:15` indexes the key.", "- `src/app/payments.py:120` charges twice.")
