@@ -128,9 +128,10 @@ class PhaseStats(_Strict):
 class RejectedClaim(_Strict):
     """A claim the validator refused, kept so people can see what was dropped and why."""
 
-    kind: Literal["affected_file", "proposed_change", "citation"]
-    """What was claimed: an affected file, a proposed change, or a location cited in the prose (the summary, the
-    root cause, a change's description; `claim.text` says where)."""
+    kind: Literal["affected_file", "proposed_change", "citation", "diff_sketch"]
+    """What was claimed: an affected file, a proposed change, a location cited in the prose (the summary, the
+    root cause, a change's description; `claim.text` says where), or a change's diff sketch whose old lines the file
+    does not hold (the change is kept without it)."""
     claim: dict[str, Any]
     """The claim as the explorer made it."""
     reason: str

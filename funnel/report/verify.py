@@ -19,6 +19,7 @@ from funnel.limits import VerifyLimits
 from funnel.report.mentions import ProseCheck
 from funnel.report.parse import parse_report
 from funnel.report.repo_files import RepoFiles, nearest
+from funnel.report.sketches import sketch_misfit
 from funnel.report.snippets import find_snippet, snippet_weight
 from funnel.report.template import DraftAffectedFile, DraftChange, ReportDraft, format_location
 from funnel.tools.sandbox import Sandbox
@@ -265,10 +266,25 @@ def _check_change(repo: RepoFiles, change: DraftChange, out: CheckedClaims) -> N
             parent_ok = False
         if not parent_ok:
             return _reject(out, "proposed_change", change, _one_line(problem))
-        rel = normalized
+        rel, diff = normalized, change.diff
+    else:
+        diff = _fitting_sketch(repo, rel, change.diff, out)
     out.proposed_changes.append(
-        ProposedChange(path=rel, symbol=change.symbol, description=change.description.strip(), diff=change.diff)
+        ProposedChange(path=rel, symbol=change.symbol, description=change.description.strip(), diff=diff)
     )
+    return None
+
+
+def _fitting_sketch(repo: RepoFiles, rel: str, diff: str | None, out: CheckedClaims) -> str | None:
+    """The change's diff sketch when its old lines occur in the file; else None, the sketch kept in `rejected`."""
+    lines = repo.lines(rel) if diff else None
+    if diff is None or lines is None:
+        return diff
+    out.claims_total += 1
+    if (misfit := sketch_misfit(lines, diff)) is None:
+        return diff
+    out.rejected.append(RejectedClaim(kind="diff_sketch", claim={"path": rel, "diff": diff}, reason=(
+        f"its line `{misfit[:80]}` does not occur in `{rel}`; the change is kept without its sketch")))
     return None
 
 
@@ -332,9 +348,10 @@ def verify_draft(
     soft: list[str] = []
     for claim in checked.rejected:
         c = claim.claim
-        if claim.kind == "citation":  # the prose stands without it; the diagnosis records what was dropped
+        if claim.kind in ("citation", "diff_sketch"):  # the claim stands without it; the diagnosis records it
             cited = format_location(str(c.get("path")), c.get("line_start"), c.get("line_end"))
-            soft.append(f"the prose cites `{cited}`, which the repository does not bear out: {claim.reason}")
+            what = f"the prose cites `{cited}`" if claim.kind == "citation" else f"a diff sketch for `{cited}`"
+            soft.append(f"{what}, which the repository does not bear out: {claim.reason}")
             continue
         if claim.kind == "proposed_change" and not str(c.get("path") or "").strip():
             soft.append(f"a proposed change names no file and was dropped: {str(c.get('description', ''))[:80]!r}")
