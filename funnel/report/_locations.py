@@ -37,6 +37,7 @@ _KNOWN_EXT = set(LANGS) | {
     "md", "rst", "txt", "cfg", "ini", "html", "htm", "css", "scss", "vue", "svelte", "sql", "swift", "m", "mm",
     "scala", "clj", "ex", "exs", "erl", "hs", "lua", "pl", "pm", "r", "dart", "gradle", "xml", "lock", "proto",
     "tf", "ipynb", "jl", "zig", "nim", "ml", "fs", "vb", "groovy", "pyx", "pxd", "f90", "cmake", "mk", "bzl",
+    "jq", "cu", "cuh", "pxi", "yy", "el", "tcl",  # the repo map's text sources (its one-letter ones stay prose)
 }  # fmt: skip
 
 

@@ -8,13 +8,15 @@ naming what the repository does not bear out, each such citation recorded in `re
 A path outside the repository (an absolute path, an installed library's frame) is not a claim about the repository
 and is not checked, nor is text in quotation marks (what the report or a log says), nor a bare file name
 without a line (`settings.py` named in passing), nor words with a slash (`and/or`: only a name with a known
-extension is a file); a path written too briefly (`config.py:15` for `src/app/config.py`) names the one file of that
-name whose path ends with it.
+extension is a file). A short name (`core.h:2892`, no folder) means the diagnosis' cited file of that name, when it
+cites one (several: not judged); a path that does not resolve may still name a file: under a prefix (a patch's
+`a/`, a checkout folder), or the one file of the tree whose path ends with it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from funnel.report._locations import Location, all_locations, known_ext, tick_citation
 from funnel.report.repo_files import RepoFiles
@@ -25,16 +27,19 @@ __all__ = ("ProseCheck",)
 
 _OUTSIDE = ("/", "~", "\\")
 _TICK = re.compile(r"`([^`\n]+)`")
-_QUOTED = re.compile(r"“[^”\n]*”|\"[^\"\n]*\"")
-"""Text quoted from the report or a log (an error naming a data file): what someone else wrote, not a claim."""
+_QUOTED = re.compile(r"“[^”\n]*”|\"[^\"\n]*\"|\b(?:stack frame|report mentions) `?\S+")
+"""Text quoted from the report or a log (an error naming a data file, a frame of its trace, a path it mentions, as
+the ranking's reasons quote them): what someone else wrote, not a claim."""
 _LIBRARY_DIRS = ("site-packages/", "dist-packages/", "node_modules/", "<frozen", "<string>")
 
 
 class ProseCheck:
     """Checks the citations of a diagnosis' prose against one repository, collecting what does not hold."""
 
-    def __init__(self, repo: RepoFiles) -> None:
+    def __init__(self, repo: RepoFiles, cited: Sequence[str] = ()) -> None:
         self.repo = repo
+        self.cited = list(cited)
+        """The diagnosis' cited files: what a short name in its prose (`core.h:2892`) most likely means."""
         self.rejected: list[RejectedClaim] = []
         """Each dropped bullet and each citation of an annotated text that does not hold, with why."""
         self.checked = 0
@@ -73,7 +78,7 @@ class ProseCheck:
             if not known_ext(path.rsplit("/", 1)[-1]) or (start is None and ("/" not in path or lines_only)):
                 continue  # words with a slash (`and/or`), a file named in passing (`settings.py`): no location
             self.checked += 1
-            if why := _problem(self.repo, (path, start, end)):
+            if why := _problem(self.repo, (path, start, end), self.cited):
                 found.append(({"path": path, "line_start": start, "line_end": end}, *why))
         return found
 
@@ -94,23 +99,43 @@ def _locations(text: str) -> list[Location]:
     return whole + all_locations(rest)
 
 
-def _problem(repo: RepoFiles, location: Location) -> tuple[str, str] | None:
+def _problem(repo: RepoFiles, location: Location, cited: Sequence[str]) -> tuple[str, str] | None:
     """Why a cited location does not hold (no such file, a line past its end), in brief and in full; None when it
-    holds or cannot be judged (a withheld or binary file is no hallucination)."""
+    holds or cannot be judged (a withheld or binary file, a name several files could be)."""
     path, start, end = location
-    rel, why = repo.resolve(repo.spell(path))
+    spelled = repo.spell(path)
+    tail = re.compile(rf"(?:^|[^\w.-]){re.escape(spelled.strip('/'))}$")
+    ours = sorted({c for c in cited if tail.search(c)}) if "/" not in spelled else []
+    if len(ours) > 1:
+        return None
+    rel, why = (ours[0], None) if ours else repo.resolve(spelled)
     if rel is None:
         if not why or not why.startswith("Not found"):
             return None
-        same = repo.same_name(repo.spell(path))
-        if not same or not ("/" + same[0]).endswith("/" + repo.spell(path).lstrip("/")):
+        found = _named(repo, spelled, tail)
+        if found is None:
             return "no such file", why.removeprefix("Not found: ")
-        rel = same[0]
+        if not found:
+            return None
+        rel = found
     last = max(start or 0, end or 0)
     lines = repo.lines(rel) if last else None
     if lines is not None and last > len(lines):
-        return f"the file has {len(lines)} lines", f"line {last} is past the end of `{rel}` ({len(lines)} lines)."
+        size = f"{len(lines)} line" + ("" if len(lines) == 1 else "s")
+        return f"the file has {size}", f"line {last} is past the end of `{rel}` ({size})."
     return None
+
+
+def _named(repo: RepoFiles, spelled: str, tail: re.Pattern[str]) -> str | None:
+    """The file a path that does not resolve names all the same: a path under a prefix (a patch's `a/`, a
+    checkout's folder: `go-zero/rest/engine.go`), else the one file of the tree whose path ends with it (`Types.java`
+    cut from `$Gson$Types.java`); "" when several could be, None when none is."""
+    parts = spelled.strip("/").split("/")
+    for k in range(1, len(parts)):
+        if (rel := repo.resolve("/".join(parts[k:]))[0]) is not None:
+            return rel
+    same = [p for p in repo.same_name(spelled) if tail.search(p)]
+    return same[0] if len(same) == 1 else ("" if same else None)
 
 
 def _written(cited: dict[str, str | int | None]) -> str:

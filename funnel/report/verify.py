@@ -318,7 +318,7 @@ def check_claims(
 
 def _check_prose(draft: ReportDraft, repo: RepoFiles, out: CheckedClaims) -> None:
     """The citations of the summary, the root cause and the kept changes' descriptions (`funnel.report.mentions`)."""
-    prose = ProseCheck(repo)
+    prose = ProseCheck(repo, [f.path for f in out.affected_files])
     summary = prose.annotate(draft.summary, "summary")
     explanation = prose.annotate(draft.root_cause.explanation, "explanation")
     evidence = prose.keep(list(draft.root_cause.evidence))

@@ -58,6 +58,7 @@ def test_the_explanation_keeps_its_text_and_closes_with_what_does_not_hold(repo)
         "The report says “FileNotFoundError: data/input.csv:3 is missing”.",  # quoted, someone else's words
         "Put the value in your `settings.py`.",  # a file named in passing, no location claimed
         "`config.py:15` indexes the key.",  # written too briefly: the one config.py ends with it
+        "The report's patch edits a/src/app/config.py; the checkout's repo/src/app/main.py:2 calls it.",  # prefixes
         "The guide says so (`docs/User Guide.md:3`).",  # a space in the path
         "`Config.load` and `data.get` are no files.",
         "It reads and/or writes the match/test/sub builtins.",  # words with a slash
@@ -88,6 +89,21 @@ def test_a_summary_and_a_change_citing_lines_a_file_lacks_say_so(repo):
     assert d.proposed_changes[0].description.endswith("`src/app/config.py:415` (the file has 19 lines).)")
     assert [r.claim["text"] for r in d.rejected if r.kind == "citation"] == [
         "summary", "proposed change to `src/app/config.py`"]
+
+
+def test_a_file_of_a_language_read_as_text_is_checked_too(repo):
+    (repo.sb.root / "src" / "builtin.jq").write_text("def capture(re): match(re);\n")
+    prose = ProseCheck(repo)
+    assert prose.keep(["`src/builtin.jq:1` in `capture`", "`src/builtin_old.jq:1` in `capture`"]) == [
+        "`src/builtin.jq:1` in `capture`"]
+
+
+def test_a_short_name_means_the_file_the_diagnosis_cites(repo):
+    (repo.sb.root / "lib" / "config.py").write_text("x = 1\n")  # a second config.py
+    assert ProseCheck(repo).annotate("Line 15 of `config.py:15`.", "summary") == "Line 15 of `config.py:15`."
+    prose = ProseCheck(repo, ["lib/config.py"])
+    assert prose.annotate("`config.py:15`", "summary").endswith(": `config.py:15` (the file has 1 line).)")
+    assert "line 15 is past the end of `lib/config.py`" in prose.rejected[0].reason
 
 
 def test_a_change_may_name_the_new_file_it_creates(repo):
