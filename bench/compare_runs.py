@@ -41,12 +41,13 @@ _TIMINGS = ("duration_s", "cost_usd")
 """The diagnosis stats that vary from run to run of the same code."""
 
 
-def _steady(diagnosis: dict | None) -> dict | None:
-    """A diagnosis without its timings."""
+def _steady(diagnosis: dict | None, ignore: tuple[str, ...] = ()) -> dict | None:
+    """A diagnosis without its timings and the fields `ignore` names (`schema_version`, `stats.claims_total`)."""
     if not diagnosis:
         return diagnosis
-    stats = {k: v for k, v in (diagnosis.get("stats") or {}).items() if k not in _TIMINGS}
-    return diagnosis | {"stats": stats}
+    stats = {k: v for k, v in (diagnosis.get("stats") or {}).items()
+             if k not in _TIMINGS and f"stats.{k}" not in ignore}
+    return {k: v for k, v in diagnosis.items() if k not in ignore} | {"stats": stats}
 
 
 def _first_difference(a: object, b: object, where: str = "diagnosis") -> str:
@@ -62,14 +63,14 @@ def _first_difference(a: object, b: object, where: str = "diagnosis") -> str:
     return f"{where}: {str(a)[:160]!r} -> {str(b)[:160]!r}"
 
 
-def differences(a: dict, b: dict, top: int, whole: bool = False) -> list[str]:
+def differences(a: dict, b: dict, top: int, whole: bool = False, ignore: tuple[str, ...] = ()) -> list[str]:
     """What differs between two records of one instance: files, functions, termination, error; with `whole`, the
-    cited line ranges and the diagnosis too (its first difference)."""
+    cited line ranges and the diagnosis too (its first difference; the diagnosis fields `ignore` names left out)."""
     out = []
     if whole:
         if a.get("line_ranges") != b.get("line_ranges"):
             out.append(f"line_ranges: {a.get('line_ranges')} -> {b.get('line_ranges')}")
-        da, db = _steady(a.get("diagnosis")), _steady(b.get("diagnosis"))
+        da, db = _steady(a.get("diagnosis"), ignore), _steady(b.get("diagnosis"), ignore)
         if da != db:
             out.append(_first_difference(da, db))
     for key in ("ranked_files", "ranked_functions"):
@@ -89,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=5, help="how many ranked files/functions to compare (default 5)")
     parser.add_argument("--whole", action="store_true",
                         help="compare the cited ranges and the whole diagnosis too (timings left out)")
+    parser.add_argument("--ignore", action="append", default=[], metavar="FIELD",
+                        help="a diagnosis field --whole leaves out, dotted under stats (schema_version, "
+                             "stats.claims_total); repeatable: what a change to the schema or the claim count moves")
     args = parser.parse_args(argv)
     before, after = load(args.before), load(args.after)
     common = [i for i in before if i in after]
@@ -97,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     changed = 0
     for iid in common:
-        diff = differences(before[iid], after[iid], args.top, args.whole)
+        diff = differences(before[iid], after[iid], args.top, args.whole, tuple(args.ignore))
         if diff:
             changed += 1
             print(f"{iid}:\n  " + "\n  ".join(diff))

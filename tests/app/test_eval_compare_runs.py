@@ -30,3 +30,19 @@ def test_a_line_that_is_not_json_inside_the_file_stops_the_comparison_with_its_p
     path.write_text(_record("a", ["x.py"]) + "\nnot json\n")
     with pytest.raises(SystemExit, match=r":2: not JSON"):
         load(path)
+
+
+def test_whole_diagnoses_differing_only_in_ignored_fields_compare_equal(tmp_path, capsys):
+    def run(name: str, version: str, claims: int, summary: str = "s") -> str:
+        record = json.loads(_record("a", ["x.py"])) | {"diagnosis": {
+            "schema_version": version, "summary": summary, "stats": {"claims_total": claims, "duration_s": 1.0}}}
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps(record) + "\n")
+        return str(path)
+
+    before, after = run("before", "1.0.0", 4), run("after", "1.1.0", 9)
+    assert main([before, after, "--whole"]) == 1
+    assert main([before, after, "--whole", "--ignore", "schema_version", "--ignore", "stats.claims_total"]) == 0
+    assert main([before, run("other", "1.1.0", 9, summary="t"), "--whole", "--ignore", "schema_version",
+                 "--ignore", "stats.claims_total"]) == 1
+    assert "diagnosis.summary: 's' -> 't'" in capsys.readouterr().out
