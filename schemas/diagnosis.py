@@ -162,7 +162,8 @@ class RunStats(_Strict):
     commit: str | None = None
     """Repository commit investigated, when known."""
     claims_total: int = 0
-    """Claims the explorer made (affected files + proposed changes)."""
+    """Claims the explorer made and the validator checked: affected files, proposed changes, their diff sketches
+    and the repository locations the prose cites (since schema 1.1.0)."""
     claims_rejected: int = 0
     """Claims the validator refused."""
     claims_corrected: int = 0

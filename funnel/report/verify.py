@@ -64,7 +64,7 @@ class CheckedClaims:
     notes: list[str] = field(default_factory=list)
     """Non-blocking remarks (missing snippets, unknown symbols dropped)."""
     claims_total: int = 0
-    """Claims examined (affected files, proposed changes, repository files the root cause cites)."""
+    """Claims examined (affected files, proposed changes, their diff sketches, locations the prose cites)."""
     claims_corrected: int = 0
     """Kept claims whose path, lines or symbol were fixed."""
     summary: str | None = None
