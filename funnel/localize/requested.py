@@ -38,6 +38,11 @@ class Precedent:
     span: SymbolSpan
     """The definition (`UnixDatagram.bind`)."""
 
+    @property
+    def owner(self) -> str:
+        """Qualified name of the definition it belongs to (`UnixDatagram`)."""
+        return self.span.qualname.rpartition(".")[0]
+
 
 @dataclass(frozen=True)
 class Addition:
@@ -109,8 +114,8 @@ def requested_names(title: str, corpus: Corpus) -> list[tuple[str, str | None]]:
 def _only_callable(corpus: Corpus, name: str) -> bool:
     """Whether the tree defines `name` (outside tests) only as functions or methods, a constructor being no such
     method: a name a member could be added under, not a type the title names (`StreamReadConstraints`)."""
-    spans = [(d.path, d.symbols[j]) for i, j in corpus.names.get(name, ()) if not is_test((d := corpus.docs[i]).path)]
-    return bool(spans) and all(s.kind in _CALLABLE and not _constructor(s) for _, s in spans)
+    spans = [corpus.docs[i].symbols[j] for i, j in corpus.names.get(name, ()) if not is_test(corpus.docs[i].path)]
+    return bool(spans) and all(s.kind in _CALLABLE and not _constructor(s) for s in spans)
 
 
 def _constructor(span: SymbolSpan) -> bool:
@@ -166,14 +171,14 @@ def _precedent(corpus: Corpus, name: str, owner: str, path: str) -> Precedent | 
     best: tuple[tuple[int, int], Precedent] | None = None
     for i, j in corpus.names.get(name, ()):
         doc, span = corpus.docs[i], corpus.docs[i].symbols[j]
-        holder = span.qualname.rpartition(".")[0]
-        if span.kind not in _CALLABLE or not holder or holder == owner or _constructor(span) or is_test(doc.path):
+        found = Precedent(doc.path, span)
+        if span.kind not in _CALLABLE or found.owner in ("", owner) or _constructor(span) or is_test(doc.path):
             continue
         near = next((k for k, (a, b) in enumerate(zip(folders, doc.path.split("/")[:-1])) if a != b),
                     min(len(folders), doc.path.count("/")))
-        key = (len(words & set(split_identifier(holder.rpartition(".")[2]))), near)
+        key = (len(words & set(split_identifier(found.owner.rpartition(".")[2]))), near)
         if best is None or key > best[0]:
-            best = (key, Precedent(doc.path, span))
+            best = (key, found)
     return best[1] if best else None
 
 

@@ -50,7 +50,7 @@ def _known_ext(name: str) -> bool:
 def _pathlike(path: str) -> bool:
     """A directory in it, or a name with a known extension; a bare word that spells an extension (`go`, `c`, `pm`)
     is prose."""
-    return "/" in path or ("." in path.strip(".") and _known_ext(path))
+    return "/" in path or known_ext(path)
 
 
 _LINK = re.compile(r"\[([^\]\n]*)\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
@@ -172,10 +172,22 @@ def known_ext(name: str) -> bool:
     return "." in name.strip(".") and _known_ext(name)
 
 
-def tick_citation(tick: str) -> Location | None:
-    """A backticked span read whole as one citation when its path holds a character the token scan stops at (a
-    space: `docs/User Guide.md:3-9`); None for any other span (the token scan reads those)."""
-    return _whole_tick(tick, None)
+def prose_locations(text: str) -> list[Location]:
+    """Every citation in a text of prose: first the backticked ones whose path holds a character the token scan
+    stops at (a space: `docs/User Guide.md:3-9`), read whole, then the rest token by token (`all_locations`)."""
+    whole: list[Location] = []
+
+    def _take(m: re.Match[str]) -> str:
+        found = _whole_tick(m.group(1), None)
+        if found is None:
+            return m.group(0)
+        whole.append(found)
+        return " "
+
+    return whole + all_locations(_TICK_SPAN.sub(_take, text))
+
+
+_TICK_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 def _looks_like_number(path: str) -> bool:

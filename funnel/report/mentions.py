@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from funnel.report._locations import Location, all_locations, known_ext, tick_citation
+from funnel.report._locations import Location, known_ext, prose_locations
 from funnel.report.repo_files import RepoFiles
 from funnel.report.template import format_location
 from schemas.diagnosis import RejectedClaim
@@ -26,7 +26,6 @@ from schemas.diagnosis import RejectedClaim
 __all__ = ("ProseCheck",)
 
 _OUTSIDE = ("/", "~", "\\")
-_TICK = re.compile(r"`([^`\n]+)`")
 _QUOTED = re.compile(r"“[^”\n]*”|\"[^\"\n]*\"|\b(?:stack frame|report mentions) `?\S+")
 """Text quoted from the report or a log (an error naming a data file, a frame of its trace, a path it mentions, as
 the ranking's reasons quote them): what someone else wrote, not a claim."""
@@ -72,7 +71,7 @@ class ProseCheck:
         """(the citation as `path`, `line_start`, `line_end`; why in brief; why in full) for each citation of a
         repository file in `text` that does not hold."""
         found: list[tuple[dict[str, str | int | None], str, str]] = []
-        for path, start, end in dict.fromkeys(_locations(_QUOTED.sub(" ", text))):
+        for path, start, end in dict.fromkeys(prose_locations(_QUOTED.sub(" ", text))):
             if path.startswith(_OUTSIDE) or any(d in path for d in _LIBRARY_DIRS) or ":" in path:
                 continue
             if not known_ext(path.rsplit("/", 1)[-1]) or (start is None and ("/" not in path or lines_only)):
@@ -83,25 +82,10 @@ class ProseCheck:
         return found
 
 
-def _locations(text: str) -> list[Location]:
-    """Every citation in `text`: backticked paths the token scan would cut (a space in them) read whole, then the
-    rest token by token."""
-    whole: list[Location] = []
-
-    def _take(m: re.Match[str]) -> str:
-        found = tick_citation(m.group(1))
-        if found is None:
-            return m.group(0)
-        whole.append(found)
-        return " "
-
-    rest = _TICK.sub(_take, text)
-    return whole + all_locations(rest)
-
-
 def _problem(repo: RepoFiles, location: Location, cited: Sequence[str]) -> tuple[str, str] | None:
     """Why a cited location does not hold (no such file, a line past its end), in brief and in full; None when it
-    holds or cannot be judged (a withheld or binary file, a name several files could be)."""
+    holds or cannot be judged (a withheld or binary file, a name several files could be). A short name is first read
+    as the diagnosis' cited file it ends (`Types.java`, cut by the token scan from `$Gson$Types.java`)."""
     path, start, end = location
     spelled = repo.spell(path)
     tail = re.compile(rf"(?:^|[^\w.-]){re.escape(spelled.strip('/'))}$")
@@ -128,8 +112,8 @@ def _problem(repo: RepoFiles, location: Location, cited: Sequence[str]) -> tuple
 
 def _named(repo: RepoFiles, spelled: str, tail: re.Pattern[str]) -> str | None:
     """The file a path that does not resolve names all the same: a path under a prefix (a patch's `a/`, a
-    checkout's folder: `go-zero/rest/engine.go`), else the one file of the tree whose path ends with it (`Types.java`
-    cut from `$Gson$Types.java`); "" when several could be, None when none is."""
+    checkout's folder: `go-zero/rest/engine.go`), else the one file of the tree whose path ends with it (`config.py`
+    for `src/app/config.py`); "" when several could be, None when none is."""
     parts = spelled.strip("/").split("/")
     for k in range(1, len(parts)):
         if (rel := repo.resolve("/".join(parts[k:]))[0]) is not None:

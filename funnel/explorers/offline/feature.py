@@ -58,8 +58,7 @@ def request_opening(addition: Addition | None, prime: Citation) -> str:
     owner = f"`{addition.owner}`" if addition.owner else "the repository"
     text += f": `{addition.name}`, which {owner} does not define yet"
     if addition.precedent is not None:
-        holder = addition.precedent.span.qualname.rpartition(".")[0]
-        text += f" (`{holder}` has one: {_where(addition.precedent)})"
+        text += f" (`{addition.precedent.owner}` has one: {_where(addition.precedent)})"
     if prime.adds is None or addition.after is None:
         return text + "."
     after = addition.after
