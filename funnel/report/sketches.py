@@ -26,7 +26,7 @@ def sketch_misfit(file_lines: list[str], diff: str) -> str | None:
             continue
         if not find_snippet(file_lines, "\n".join(old)):
             removed = [line[1:] for line in hunk if line.startswith(_REMOVED)]
-            return next(line.strip() for line in removed or old if line.strip())
+            return next(line.strip() for line in [*removed, *old] if line.strip())  # `old` holds a non-blank line
     return None
 
 

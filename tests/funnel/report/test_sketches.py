@@ -32,6 +32,10 @@ def test_a_sketch_removing_a_line_the_file_lacks_names_that_line():
     assert sketch_misfit(LINES, diff) == 'return yaml.safe_load(f)["section"]'
 
 
+def test_a_hunk_removing_only_blank_lines_is_named_by_its_context():
+    assert sketch_misfit(LINES, "@@ -3,2 +3,2 @@\n import yaml\n-\n+import json\n") == "import yaml"
+
+
 def test_a_change_whose_sketch_does_not_fit_is_kept_without_it_and_the_sketch_recorded(tmp_path):
     root = make_repo(tmp_path / "repo")
     diff = '```diff\n-    return yaml.safe_load(f)["section"]\n+    return {}\n```'
