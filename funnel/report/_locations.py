@@ -173,18 +173,15 @@ def known_ext(name: str) -> bool:
 
 
 def prose_locations(text: str) -> list[Location]:
-    """Every citation in a text of prose: first the backticked ones whose path holds a character the token scan
-    stops at (a space: `docs/User Guide.md:3-9`), read whole, then the rest token by token (`all_locations`)."""
-    whole: list[Location] = []
-
-    def _take(m: re.Match[str]) -> str:
-        found = _whole_tick(m.group(1), None)
-        if found is None:
-            return m.group(0)
-        whole.append(found)
-        return " "
-
-    return whole + all_locations(_TICK_SPAN.sub(_take, text))
+    """Every citation in a text of prose, in order: a backticked one whose path holds a character the token scan
+    stops at (a space: `docs/User Guide.md:3-9`) read whole, the rest token by token (`all_locations`)."""
+    found: list[Location] = []
+    at = 0
+    for m in _TICK_SPAN.finditer(text):
+        if (whole := _whole_tick(m.group(1), None)) is not None:
+            found += all_locations(text[at : m.start()]) + [whole]
+            at = m.end()
+    return found + all_locations(text[at:])
 
 
 _TICK_SPAN = re.compile(r"`([^`\n]+)`")

@@ -28,7 +28,7 @@ from funnel.report._markdown import (
     table_rows,
 )
 from funnel.report._layout import setext_to_atx, unwrap_fence
-from funnel.report._locations import RANGE_TO, all_locations, parse_location, ticked_location
+from funnel.report._locations import RANGE_TO, parse_location, prose_locations, ticked_location
 from funnel.report.template import (
     ESCAPED_MARKER,
     DraftAffectedFile,
@@ -249,7 +249,7 @@ def _parse(markdown: str) -> ReportDraft:
         # Free-form reports: fall back to every location cited anywhere outside code blocks.
         seen: set[tuple[str, int | None]] = set()
         for line in outside_fences(lines):
-            for loc in all_locations(line):
+            for loc in prose_locations(line):
                 if loc[1] is not None and (loc[0], loc[1]) not in seen:
                     seen.add((loc[0], loc[1]))
                     draft.affected_files.append(

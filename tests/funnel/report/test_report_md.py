@@ -192,6 +192,14 @@ def test_free_form_report_falls_back_to_locations_cited_in_text():
     assert any("no 'Affected files' section" in note for note in draft.notes)
 
 
+def test_free_form_report_reads_a_cited_path_with_a_space_whole_and_in_order():
+    draft = parse_report("The cause is `pkg/mod.py:12`; the guide says otherwise at `docs/User Guide.md:3-9`.")
+    assert [(f.path, f.line_start, f.line_end) for f in draft.affected_files] == [
+        ("pkg/mod.py", 12, 12),
+        ("docs/User Guide.md", 3, 9),
+    ]
+
+
 def test_location_forms_are_all_understood():
     assert parse_location("`path/x.py:12`") == ("path/x.py", 12, 12)
     assert parse_location("path/x.py:12-20") == ("path/x.py", 12, 20)
