@@ -4,6 +4,7 @@ PydanticAI model from a model string."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 
@@ -18,7 +19,7 @@ from funnel.completions import lenient
 from funnel.errors import Cancelled, ModelUnavailable, RunFailed, UserError
 from funnel.limits import Limits
 
-__all__ = ("RetryingModel", "build_model_from_spec")
+__all__ = ("RetryingModel", "build_model_from_spec", "failure_text")
 
 _log = logging.getLogger(__name__)
 
@@ -50,6 +51,24 @@ def build_model_from_spec(spec: str | Model) -> Model:
         raise UserError(f"cannot use model {spec!r}: {e}") from e
     except ImportError as e:
         raise UserError(f"model {spec!r} needs an optional dependency: {e} (e.g. pip install 'bugsleuth[anthropic]')") from e
+
+
+def failure_text(e: BaseException) -> str:
+    """A model call's failure in one line for people: a refusal in the model's own words, a content filter by the
+    provider's reason, anything else as it describes itself.
+
+    PydanticAI's content-filter error carries the whole refused response as JSON after its message; that body is
+    for debugging, not for a termination detail or a log line."""
+    if not isinstance(e, pai_exc.ContentFilterError):
+        return str(e)
+    try:
+        details = json.loads(e.body or "[]")[-1].get("provider_details") or {}
+    except (ValueError, IndexError, AttributeError, TypeError):
+        details = {}
+    if refusal := " ".join(str(details.get("refusal") or "").split()):
+        return f"the model refused: “{refusal[:300]}”"
+    reason = details.get("finish_reason") or "content_filter"
+    return f"the provider's content filter stopped the reply (finish reason {reason!r})"
 
 
 class RetryingModel(WrapperModel):

@@ -21,7 +21,7 @@ from pydantic_ai.models import Model
 from funnel.limits import Limits
 from funnel.report.parse import parse_report
 from funnel.report.template import ReportDraft
-from funnel.retry import RetryingModel, build_model_from_spec
+from funnel.retry import RetryingModel, build_model_from_spec, failure_text
 from funnel.tool_calls import ToolCallRepair
 from funnel.tools.sandbox import Sandbox
 from funnel.report.verify import CheckedClaims, SymbolLookup, VerifyLimits, check_claims
@@ -210,7 +210,8 @@ async def structure_async(
                 "Structure this investigation report:\n\n" + text, deps=deps
             )
         except Exception as e:  # noqa: BLE001 - any model failure falls back to the parser
-            _log.warning("structurer model %s failed (%s: %s); using the parser", _model_name(model), type(e).__name__, e)
+            _log.warning("structurer model %s failed (%s: %s); using the parser", _model_name(model), type(e).__name__,
+                         failure_text(e))
         else:
             checked = deps.checked or check_claims(result.output, root, index, limits=opts.verify, sandbox=sb)
             return build_diagnosis(result.output, checked, classification=classification, termination=termination,

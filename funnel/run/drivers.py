@@ -23,6 +23,7 @@ from pydantic_ai.messages import (
 from funnel.errors import ModelUnavailable, ModelUnusable, StepBudgetExceeded, UserError
 from funnel.explorers import AgentExplorer, ExplorerContext, ReportCommand, traits_of
 from funnel.explorers.agent import RetryingModel, build_model_from_spec
+from funnel.retry import failure_text
 from funnel.run import prompts
 from funnel.run.agent_tools import funnel_tools, offered_tools
 from funnel.run.budget import check_stop, enforce_budgets, usage_limits
@@ -77,6 +78,8 @@ def agent_attempt(state: RunState, explorer: AgentExplorer, ctx: ExplorerContext
         last = next((m for m in reversed(rc.messages) if isinstance(m, ModelResponse)), None)
         if last is not None and last.finish_reason == "length":
             raise ModelRetry("Your report was cut off by the output-token limit. Write the whole report again, shorter.")
+        if last is not None and last.finish_reason == "content_filter":
+            raise ModelRetry("Your report was cut off by the provider's content filter. Write the whole report again.")
         if not text.strip():
             raise ModelRetry("Your answer was empty. Write the markdown report following the template.")
         if rc.deps.phase != Phase.output and "#" not in text:
@@ -160,6 +163,8 @@ def _unusable(state: RunState, e: pai_exc.UnexpectedModelBehavior) -> str:
         tool = m.group("tool")
         why = state.last_refusal if f"`{tool}`" in state.last_refusal else state.last_tool_error or "refused"
         return f"the model did not produce a usable report: it kept calling `{tool}` ({why})"
+    if isinstance(e, pai_exc.ContentFilterError):
+        return f"{failure_text(e)}; not asked again: the same request would be refused again"
     return f"the model did not produce a usable report: {e}"
 
 

@@ -41,7 +41,10 @@ class Turn:
     reasoning: str | None = None
     """`reasoning_content` (OpenAI-compatible servers) or a thinking block (Anthropic), before the rest."""
     finish: str | None = None
-    """Chat Completions finish reason (`stop`, `tool_calls`, `length`); mapped for Anthropic. Default from content."""
+    """Chat Completions finish reason (`stop`, `tool_calls`, `length`, `content_filter`); mapped for Anthropic.
+    Default from content."""
+    refusal: str | None = None
+    """A refusal: Chat Completions' `message.refusal` (no content), Anthropic's `stop_reason: refusal`."""
     status: int = 200
     error: dict[str, Any] | None = None
     """Error body for a non-200 status (default: a server error in the protocol's shape)."""
@@ -206,7 +209,14 @@ def _args_text(call: Call) -> str:
 
 
 def _finish(turn: Turn) -> str:
+    if turn.refusal is not None and turn.finish is None:
+        return "refusal"
     return turn.finish or ("tool_calls" if turn.calls else "stop")
+
+
+def _openai_finish(turn: Turn) -> str:
+    """Chat Completions has no refusal finish reason: a refused reply ends with `stop`."""
+    return "stop" if _finish(turn) == "refusal" else _finish(turn)
 
 
 _USAGE = {"prompt_tokens": 900, "completion_tokens": 60, "total_tokens": 960}
@@ -214,6 +224,8 @@ _USAGE = {"prompt_tokens": 900, "completion_tokens": 60, "total_tokens": 960}
 
 def _openai_json(turn: Turn, model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": turn.text}
+    if turn.refusal is not None:
+        message["refusal"] = turn.refusal
     if turn.reasoning is not None:
         message["reasoning_content"] = turn.reasoning
     if turn.calls:
@@ -223,7 +235,7 @@ def _openai_json(turn: Turn, model: str) -> dict[str, Any]:
             for i, c in enumerate(turn.calls)
         ]  # fmt: skip
     data = {"id": f"chatcmpl-{time.monotonic_ns()}", "object": "chat.completion", "created": int(time.time()),
-            "model": model, "choices": [{"index": 0, "message": message, "finish_reason": _finish(turn)}],
+            "model": model, "choices": [{"index": 0, "message": message, "finish_reason": _openai_finish(turn)}],
             "usage": _USAGE}  # fmt: skip
     if turn.bare:
         del data["id"], data["object"], message["role"]
@@ -252,17 +264,20 @@ def _openai_sse(turn: Turn, model: str) -> bytes:
         events.append((None, chunk({"reasoning_content": turn.reasoning})))
     if turn.text:
         events.append((None, chunk({"content": turn.text})))
+    if turn.refusal is not None:
+        events.append((None, chunk({"refusal": turn.refusal})))
     for i, c in enumerate(turn.calls):
         call = {"index": i, "id": f"call_{i}", "type": "function", "function": {"name": c.name, "arguments": ""}}
         events.append((None, chunk({"tool_calls": [call]})))
         events.append((None, chunk({"tool_calls": [{"index": i, "function": {"arguments": _args_text(c)}}]})))
-    events.append((None, chunk({}, _finish(turn))))
+    events.append((None, chunk({}, _openai_finish(turn))))
     events.append((None, {**base, "choices": [], "usage": _USAGE}))
     events.append((None, "[DONE]"))
     return _sse(events)
 
 
-_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "refusal": "refusal",
+         "content_filter": "refusal"}
 
 
 def _anthropic_blocks(turn: Turn) -> list[dict[str, Any]]:
@@ -285,7 +300,13 @@ def _anthropic_blocks(turn: Turn) -> list[dict[str, Any]]:
 def _anthropic_json(turn: Turn, model: str) -> dict[str, Any]:
     return {"id": f"msg_{time.monotonic_ns()}", "type": "message", "role": "assistant", "model": model,
             "content": _anthropic_blocks(turn), "stop_reason": _STOP.get(_finish(turn), "end_turn"),
-            "stop_sequence": None, "usage": {"input_tokens": 900, "output_tokens": 60}}  # fmt: skip
+            "stop_sequence": None, "stop_details": _stop_details(turn),
+            "usage": {"input_tokens": 900, "output_tokens": 60}}  # fmt: skip
+
+
+def _stop_details(turn: Turn) -> dict[str, Any] | None:
+    """A refusal's explanation, where Anthropic sends it."""
+    return {"type": "refusal", "category": None, "explanation": turn.refusal} if turn.refusal is not None else None
 
 
 def _anthropic_sse(turn: Turn, model: str) -> bytes:
@@ -314,7 +335,8 @@ def _anthropic_sse(turn: Turn, model: str) -> bytes:
     for i, c in enumerate(turn.calls):
         block({"type": "tool_use", "id": f"toolu_{i}_{time.monotonic_ns()}", "name": c.name, "input": {}},
               [{"type": "input_json_delta", "partial_json": _args_text(c)}])  # fmt: skip
-    stop = {"stop_reason": _STOP.get(_finish(turn), "end_turn"), "stop_sequence": None}
+    stop = {"stop_reason": _STOP.get(_finish(turn), "end_turn"), "stop_sequence": None,
+            "stop_details": _stop_details(turn)}
     events.append(("message_delta", {"type": "message_delta", "delta": stop, "usage": {"output_tokens": 60}}))
     events.append(("message_stop", {"type": "message_stop"}))
     return _sse(events)

@@ -133,6 +133,7 @@ def _overflow(seen: Seen) -> Turn:
 
 
 MALFORMED = '{"path": "shop/pricing.py", "start": 4,'
+REFUSAL = "I'm sorry, but I can't help with that."
 
 
 def _plain(shape: Callable[[Call], Turn]) -> Script:
@@ -206,6 +207,12 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: happy(explore=[tc("search", '{"pattern": "apply_disc', finish="length"), SEARCH, BEGIN])),
     Scenario(6, "context_overflow", "the server says the prompt is too long", lambda: happy(deep_dive=[_overflow]),
              expect=frozenset({StopReason.error})),
+    Scenario(6, "refuses", "refuses in the deep-dive (`refusal`; Messages: `stop_reason: refusal`)",
+             lambda: happy(deep_dive=[Turn(refusal=REFUSAL)]), expect=frozenset({StopReason.error})),
+    Scenario(6, "refuses_fallback", "the same; the offline fallback is on",
+             lambda: happy(deep_dive=[Turn(refusal=REFUSAL)]), limits={"fallback_to_offline": True}),
+    Scenario(6, "content_filter_cut", "the content filter cuts the report, then the whole report",
+             lambda: happy(output=[text(GOOD_REPORT[:90], finish="content_filter"), GOOD])),
     # 7. reports that ignore the template
     Scenario(7, "renamed_sections", "other section names", lambda: happy(output=[text(RENAMED_REPORT)])),
     Scenario(7, "setext_headings", "setext headings", lambda: happy(output=[text(SETEXT_REPORT)])),
@@ -253,6 +260,8 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: happy(output=[text(FRENCH_REPORT)],
                            structurer=[text("The bug is in pricing."), tc("final_result", structured())]),
              structurer=True),
+    Scenario(10, "structurer_refuses", "the structurer refuses",
+             lambda: happy(output=[text(FRENCH_REPORT)], structurer=[Turn(refusal=REFUSAL)]), structurer=True),
     Scenario(10, "structurer_down", "the structurer endpoint returns 500 on every request",
              lambda: happy(output=[text(FRENCH_REPORT)], structurer=[Turn(status=500)]), structurer=True),
     # 11. tool calls as plain servers pass them through, the same way every time
@@ -275,7 +284,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 ANTHROPIC = frozenset({
     "literal_model", "rereads_in_attempt_2", "malformed_json", "control_with_read", "empty_content",
-    "context_overflow", "setext_headings", "rate_limited", "server_error_always", "connection_reset",
+    "context_overflow", "refuses", "content_filter_cut", "setext_headings", "rate_limited", "server_error_always", "connection_reset",
     "reasoning_around_calls", "structurer_malformed", "prefixed_names", "calls_in_text",
 })  # fmt: skip
 """The scenarios also run over Anthropic Messages (one or more per behaviour; the suite stays fast)."""

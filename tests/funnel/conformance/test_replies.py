@@ -1,5 +1,5 @@
 """Behaviours 5, 6 and 9 over real HTTP: text where tools were expected, empty replies, cut-off replies, context
-overflow, reasoning fields."""
+overflow, refusals and content filters, reasoning fields."""
 
 from __future__ import annotations
 
@@ -28,7 +28,27 @@ def _cut_off_arguments_are_traced_as_refused(out: Outcome) -> None:
     assert refused and "invalid arguments" in refused[0].error
 
 
+def _refusal_ends_the_run_in_its_words_without_asking_again(out: Outcome) -> None:
+    detail = out.result.diagnosis.termination.detail
+    assert "the model refused: \u201cI'm sorry, but I can't help with that.\u201d" in detail
+    assert "\n" not in detail and "body" not in detail
+    assert len(out.requests) == 3  # search, begin_deep_dive, the refused request: not asked again
+
+
+def _fallback_says_the_model_refused(out: Outcome) -> None:
+    assert out.result.diagnosis.termination.detail.startswith("offline fallback")
+    assert "the model refused" in out.result.diagnosis.termination.detail
+
+
+def _filtered_report_is_asked_again_within_the_attempt(out: Outcome) -> None:
+    assert out.result.report_markdown == GOOD_REPORT
+    assert len(out.requests) == 6 and "content filter" in out.requests[-1].text
+
+
 EXTRA = {
+    "refuses": _refusal_ends_the_run_in_its_words_without_asking_again,
+    "refuses_fallback": _fallback_says_the_model_refused,
+    "content_filter_cut": _filtered_report_is_asked_again_within_the_attempt,
     "tool_call_cut_off": _cut_off_arguments_are_traced_as_refused,
     "report_cut_off": _the_whole_report_is_kept,
     "early_full_report": _the_whole_report_is_kept,
