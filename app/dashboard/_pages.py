@@ -62,12 +62,21 @@ def _claim_text(claim: Any) -> str:
     return str(claim)
 
 
-_TICKS = re.compile(r"`([^`\n]+)`")
+_TICKS = re.compile(r"(?<!`)(`+)(?!`)([^\n]+?)(?<!`)\1(?!`)")
+"""A code span as CommonMark reads one: a run of backticks closed by the next run of the same length (so that
+``a `b` c`` quotes code holding a backtick)."""
+
+
+def _code(m: re.Match[str]) -> str:
+    inner = m.group(2)
+    if inner.startswith(" ") and inner.endswith(" ") and inner.strip():
+        inner = inner[1:-1]  # the space a fence keeps between itself and a backtick the code starts or ends with
+    return f"<code>{inner}</code>"
 
 
 def inline_code(text: Any) -> Markup:
     """Escape a text, then show its `backticked` spans as code (the only markup a diagnosis text gets)."""
-    return Markup(_TICKS.sub(lambda m: f"<code>{m.group(1)}</code>", str(escape(str(text or "")))))
+    return Markup(_TICKS.sub(_code, str(escape(str(text or "")))))
 
 
 def _fmtnum(value: Any) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from funnel.inline import code_span, paired_ticks
 from funnel.explorers.offline.feature import request_change
 from funnel.localize.reasoning import Finding
 from funnel.localize.requested import Addition
@@ -29,11 +30,11 @@ def _change(found: Finding | None, focus: Focus) -> str:
     if found is None:
         shown = next((m for m in focus.messages if _reads_as_message(m)), "")
         return ("Check this definition against the reported behaviour"
-                + (f" (the report shows “{_clip(shown, 120)}”)" if shown else "")
+                + (f" (the report shows “{paired_ticks(_clip(shown, 120))}”)" if shown else "")
                 + " and correct the handling there; add a regression test reproducing the report.")
     text = found.change[0].upper() + found.change[1:]
     if found.suggestion:
-        text += f", for example `{found.suggestion}`"
+        text += f", for example {code_span(found.suggestion)}"
     return text + "; add a regression test reproducing the report."
 
 
@@ -46,13 +47,13 @@ def _patched(prime: Citation, focus: Focus, source: str, *, feature: bool = Fals
         line = link.line_in(source)
         if not prime.start <= line <= prime.end:
             continue
-        new = f"`{_clip(' '.join(link.added), 120)}`"
+        new = code_span(_clip(' '.join(link.added), 120))
         if link.inserts:
             edit = f"The report's patch adds {new} after line {line}"
         elif link.added:
-            edit = f"The report's patch replaces line {line} (`{_clip(link.text, 80)}`) with {new}"
+            edit = f"The report's patch replaces line {line} ({code_span(_clip(link.text, 80))}) with {new}"
         else:
-            edit = f"The report's patch removes line {line} (`{_clip(link.text, 80)}`)"
+            edit = f"The report's patch removes line {line} ({code_span(_clip(link.text, 80))})"
         if feature:
             return edit + ": check it against the requested behaviour; add a test of the new behaviour."
         return edit + ": check it against the reported behaviour; add a regression test reproducing the report."

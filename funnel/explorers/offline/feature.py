@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from funnel.inline import code_span, paired_ticks
 from funnel.localize.reasoning import Finding
 from funnel.localize.requested import Addition, Precedent
 from repomap.encoding import line_count
@@ -45,8 +46,8 @@ def place_addition(cites: list[Citation], addition: Addition | None, texts: dict
 def request_summary(title: str, where: str, weak: bool) -> str:
     """The summary of a feature request's report."""
     if weak:
-        return f"Weak evidence only: the request “{title}” may concern {where}, but the report gives little to go on."
-    return f"The report asks for new behaviour (“{title}”); the change most likely belongs in {where}."
+        return f"Weak evidence only: the request “{paired_ticks(title)}” may concern {where}, but the report gives little to go on."
+    return f"The report asks for new behaviour (“{paired_ticks(title)}”); the change most likely belongs in {where}."
 
 
 def request_opening(addition: Addition | None, prime: Citation) -> str:
@@ -91,7 +92,7 @@ def with_precedent(evidence: list[str], addition: Addition | None, texts: dict[s
     note = f" (the existing `{span.name}` the new one can follow)"
     if any(e.startswith(where + " ") for e in evidence):
         return [e + note if e.startswith(where + " ") else e for e in evidence]
-    bullet = f"{where} in `{span.qualname}`: `{shown[at].strip()[:100]}`{note}"
+    bullet = f"{where} in `{span.qualname}`: {code_span(shown[at].strip()[:100])}{note}"
     cited = sum(1 for e in evidence if e.startswith("`"))
     return [*evidence[:cited], bullet, *evidence[cited:]]
 
@@ -116,4 +117,4 @@ def request_change(addition: Addition | None, prime: Citation, found: Finding | 
     what = f"`{prime.symbol}`" if prime.symbol else f"`{prime.path}`"
     at = f" (at line {found.line}, where the report's `{found.error}` points)" if found and found.error else (
         f" (at line {found.line})" if found else "")
-    return f"Extend {what}{at} to provide what the report asks for (“{title[:120]}”)" + test
+    return f"Extend {what}{at} to provide what the report asks for (“{paired_ticks(title[:120])}”)" + test

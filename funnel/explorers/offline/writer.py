@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from funnel.inline import code_span, paired_ticks
 from funnel.localize.calibration import calibrated, prime_language
 from funnel.localize.evidence import Read
 from funnel.localize.candidates import Candidate, CandidateRanking, CandidateSymbol, report_title
@@ -195,7 +196,7 @@ def write_report(
     title = report_title(report_text).strip()[:160]
     if not cites:
         draft = ReportDraft(
-            summary=f"No code in the repository could be tied to the report “{title}”.",
+            summary=f"No code in the repository could be tied to the report “{paired_ticks(title)}”.",
             root_cause=DraftRootCause(explanation="Not determined: nothing in the report matched the repository."),
             confidence=0.05,
             open_questions=open_questions(report_text, focus, kind, none_found=True),
@@ -219,9 +220,9 @@ def write_report(
     weak = probability < config.low_confidence
     summary = (
         request_summary(title, where, weak) if feature
-        else f"The behaviour reported in “{title}” most likely comes from {where}."
+        else f"The behaviour reported in “{paired_ticks(title)}” most likely comes from {where}."
         if not weak
-        else f"Weak evidence only: “{title}” may involve {where}, but the report gives little to go on."
+        else f"Weak evidence only: “{paired_ticks(title)}” may involve {where}, but the report gives little to go on."
     )
     found = prime.finding
     explanation_parts = _explanation(prime, top, focus, texts, weak=weak, found=found,
@@ -311,15 +312,15 @@ def _evidence(cites: list[Citation], quotes: dict[int, tuple[str, int | None]],
             if found is None:
                 continue
             at, line = found
-            entry = f"`{cite.path}:{at}`" + (f" in `{cite.symbol}`" if cite.symbol else "") + f": `{line[:100]}`"
+            entry = f"`{cite.path}:{at}`" + (f" in `{cite.symbol}`" if cite.symbol else "") + f": {code_span(line[:100])}"
             if entry not in evidence:  # two citations of one definition can focus on the same line
                 evidence.append(entry)
     for pattern, hits in list(searched.items())[:2]:
         if hits:
             files = sorted({p for p, _ in hits})
-            evidence.append(f"Searching for “{pattern[:60]}” matched {len(hits)} line(s) in {', '.join(f'`{p}`' for p in files[:3])}.")
+            evidence.append(f"Searching for “{paired_ticks(pattern[:60])}” matched {len(hits)} line(s) in {', '.join(f'`{p}`' for p in files[:3])}.")
         else:
-            evidence.append(f"Searching for “{pattern[:60]}” found no match in the repository.")
+            evidence.append(f"Searching for “{paired_ticks(pattern[:60])}” found no match in the repository.")
     return evidence
 
 
@@ -354,21 +355,21 @@ def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) 
     if top.parts.get("frame") and code and (moved := _moved_frame(focus, prime, top)):
         text = (f"The reported stack trace passes through {where}, though the line it printed, {moved.line}, lies "
                 f"outside `{prime.symbol}` at this commit (the trace came from another version of the file)")
-        return text + (f"; the failure “{error[:160]}” is raised there." if error else "."), False
+        return text + (f"; the failure “{paired_ticks(error[:160])}” is raised there." if error else "."), False
     if top.parts.get("frame") and code:
-        text = f"The reported stack trace passes through {where}; at line {anchor} it runs `{code[:120]}`"
-        return text + (f", where the failure “{error[:160]}” is raised." if error else "."), False
+        text = f"The reported stack trace passes through {where}; at line {anchor} it runs {code_span(code[:120])}"
+        return text + (f", where the failure “{paired_ticks(error[:160])}” is raised." if error else "."), False
     held = top.quoted_line if top.path == prime.path and 0 < (top.quoted_line or 0) <= len(lines) else None
     if held is not None and prime.start <= held <= prime.end:
         # the quoted text may be an error message or a fragment of the report's own code
-        return f"{where} holds text the report quotes: line {held} reads `{lines[held - 1].strip()[:160]}`.", False
+        return f"{where} holds text the report quotes: line {held} reads {code_span(lines[held - 1].strip()[:160])}.", False
     pointed = pointer(focus, prime.path, anchor, code) if code and anchor else None
     how = {"link": "is the line the report links to", "patch": "is a line the report's patch changes",
            "quote": "is the line the report quotes"}.get(
         pointed or "", "shares the most terms with the report")
-    read = f" Line {anchor} there {how}: `{code[:160]}`." if code else ""
+    read = f" Line {anchor} there {how}: {code_span(code[:160])}." if code else ""
     if held is not None:  # outside the cited definition (a class attribute beside the member cited)
-        read += f" Line {held} of the file holds text the report quotes: `{lines[held - 1].strip()[:160]}`."
+        read += f" Line {held} of the file holds text the report quotes: {code_span(lines[held - 1].strip()[:160])}."
     named = report_names(prime.symbol, focus) if prime.symbol and top.parts.get("mention") else None
     if named and named == prime.symbol:
         text = f"The report names {where}, the best match for the described behaviour among the definitions it mentions."

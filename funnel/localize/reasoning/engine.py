@@ -22,6 +22,7 @@ from typing import Literal
 
 from tree_sitter import Node, Query, QueryCursor
 
+from funnel.inline import code_span
 from funnel.localize.reasoning.checks import CHECKS
 from funnel.localize.reasoning.kinds import KINDS, ErrorKind, Shape
 from funnel.localize.reasoning.uses import USE_WEIGHT, Use, line_uses, name_use, overlapping
@@ -154,7 +155,7 @@ def _finding(path: str, line: int, lines: list[str], symbol: str, kind: ErrorKin
              words: dict[str, str], terms: dict[str, float], rank: int) -> Finding:
     code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
     words.setdefault("target", _target(lines, line) or "the result")
-    words["code"], words["code_short"] = f"`{_short(code)}`", f"`{_short(code)}`"
+    words["code"] = words["code_short"] = code_span(_short(code))
     words["line"] = f"{path.rpartition('/')[2]}:{line}"
     words = {k: (_short(" ".join(v.split()), 50) if k not in {"line", "code", "code_short", "_imports", "argtext"}
                  else v) for k, v in words.items()}
@@ -272,18 +273,19 @@ def _behaviour_findings(path: str, root: Node, lines: list[str], spans: list[Spa
 def _behaviour_words(item: str, use: Use | Literal["message"], where: str, code: str, line: int) -> tuple[str, str]:
     """The mechanism and the proposed edit of a behaviour finding: what the line does with the report's name
     (`uses.name_use`), or "message" when the name stands only in a message string of the line."""
+    code = code_span(code)
     if use == "message":
-        return (f"`{item}`, which the report names, appears in the message at {where} (`{code}`): the check that "
+        return (f"`{item}`, which the report names, appears in the message at {where} ({code}): the check that "
                 f"leads to this line may decide the reported case",
                 f"check the condition that leads to line {line} and the message it gives against the reported case")
     if use == "raised":
-        return (f"`{item}`, which the report names, is raised at {where} (`{code}`): the condition that leads to this "
+        return (f"`{item}`, which the report names, is raised at {where} ({code}): the condition that leads to this "
                 f"line decides when it is raised, and the value it rejects may come from a caller",
                 f"check the condition under which line {line} raises `{item}` against the reported case, and where "
                 f"the value it rejects comes from")
     verb = {"compared": "decides the reported case", "returned": "produces the returned value",
             "passed": "passes it on", "defaulted": "sets its default"}.get(use, "uses it")
-    return (f"`{item}`, which the report names, is {use or 'read'} at {where} (`{code}`): this line {verb}, so the "
+    return (f"`{item}`, which the report names, is {use or 'read'} at {where} ({code}): this line {verb}, so the "
             f"reported behaviour is decided here",
             f"check how line {line} handles `{item}` in the reported case and correct the "
             f"{'condition' if use == 'compared' else 'value'} there")
