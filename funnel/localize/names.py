@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from funnel.inline import code_span
 from repomap.focus import Focus
 
 __all__ = ("is_plain_mention", "is_prose_word", "plain_mention_reason", "prose_form", "report_names")
@@ -42,8 +43,8 @@ def plain_mention_reason(qualname: str, name: str, form: str | None) -> str:
     """The evidence sentence for a definition `qualname` whose name `name` the report writes unquoted: "uses as the
     plain word", or, when it writes it only in another `form` (`prose_form`), that form."""
     if form is None:
-        return f"defines `{qualname}`, whose name the report uses as the plain word “{name}”"
-    return f"defines `{qualname}`, whose name the report writes unquoted in its prose (“{form}”)"
+        return f"defines {code_span(qualname)}, whose name the report uses as the plain word “{name}”"
+    return f"defines {code_span(qualname)}, whose name the report writes unquoted in its prose (“{form}”)"
 
 
 def report_names(symbol: str, focus: Focus) -> str | None:

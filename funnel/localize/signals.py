@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from funnel.inline import code_span
 from funnel.localize.candidates import RankConfig
 from funnel.localize.corpus import Corpus, FileDoc, SymbolSpan
 from funnel.localize.evidence import literal_keys
@@ -265,7 +266,7 @@ def mentions(ev: Evidence, report: Report, weight: float, config: RankConfig) ->
             qualname = docs[i].symbols[j].qualname
             ev.bump(i, "mention", min(strength, weight * 1.5),
                     plain_mention_reason(qualname, name, form) if plain
-                    else f"defines `{qualname}` named in the report")
+                    else f"defines {code_span(qualname)} named in the report")
             ev.sym_bonus[(i, j)] = max(ev.sym_bonus.get((i, j), 0.0), strength)
             ev.sym_reasons.setdefault((i, j), []).append("named in the report")
 

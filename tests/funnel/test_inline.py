@@ -51,3 +51,25 @@ async def test_an_offline_diagnosis_quotes_template_literals_and_a_stray_backtic
     quoted = {str(escape(line.strip())) for line in CARD_JS.splitlines() if "`" in line}
     shown = {code for e in dx.root_cause.evidence for code in re.findall(r"<code>(.*?)</code>", str(inline_code(e)))}
     assert quoted & shown, (dx.root_cause.evidence, shown)  # a template literal's line shown whole as one span
+
+
+SESSION_SWIFT = """\
+open class Session {
+    public static let `default` = Session()
+    public let rootQueue: DispatchQueue
+
+    public init(rootQueue: DispatchQueue) {
+        self.rootQueue = rootQueue
+    }
+}
+"""
+
+
+async def test_a_swift_escaped_identifier_is_quoted_so_the_sentence_after_it_stays_prose(tmp_path):
+    report = BugReport(title="Session.default ignores the rootQueue",
+                       body="Using `Session.default` the rootQueue passed to init is not used by the default session.")
+    repo = _make(tmp_path / "repo", {"Source/Session.swift": SESSION_SWIFT})
+    dx = (await investigate(report, repo, explorer=OfflineExplorer())).diagnosis
+    texts = [dx.summary, dx.root_cause.explanation, *dx.root_cause.evidence]
+    assert any("`default`" in t for t in texts)
+    assert all("`" not in re.sub(r"<code>.*?</code>", "", str(inline_code(t))) for t in texts), texts

@@ -64,7 +64,7 @@ def request_opening(addition: Addition | None, prime: Citation) -> str:
         return text + "."
     after = addition.after
     among = f"the member of `{addition.owner}`" if addition.owner else f"the definition of `{addition.path}`"
-    return (text + f". It would go beside `{after.qualname}` (`{prime.path}:{after.start_line}-{after.end_line}`), "
+    return (text + f". It would go beside {code_span(after.qualname)} (`{prime.path}:{after.start_line}-{after.end_line}`), "
             f"{among} whose name it most resembles: the cited lines end it and hold the room after it.")
 
 
@@ -74,7 +74,7 @@ def request_place(addition: Addition | None, prime: Citation) -> str | None:
     if addition is None:
         return None
     if prime.adds:
-        return (f"`{addition.owner}` in " if addition.owner else "") + f"`{prime.path}`, beside `{prime.symbol}`"
+        return (f"`{addition.owner}` in " if addition.owner else "") + f"`{prime.path}`, beside {code_span(prime.symbol)}"
     return f"`{addition.owner}` in `{addition.path}`" if addition.owner else None
 
 
@@ -92,14 +92,14 @@ def with_precedent(evidence: list[str], addition: Addition | None, texts: dict[s
     note = f" (the existing `{span.name}` the new one can follow)"
     if any(e.startswith(where + " ") for e in evidence):
         return [e + note if e.startswith(where + " ") else e for e in evidence]
-    bullet = f"{where} in `{span.qualname}`: {code_span(shown[at].strip()[:100])}{note}"
+    bullet = f"{where} in {code_span(span.qualname)}: {code_span(shown[at].strip()[:100])}{note}"
     cited = sum(1 for e in evidence if e.startswith("`"))
     return [*evidence[:cited], bullet, *evidence[cited:]]
 
 
 def _where(found: Precedent) -> str:
     """A precedent as `Owner.name`, `path:start-end`."""
-    return f"`{found.span.qualname}`, `{found.path}:{found.span.start_line}-{found.span.end_line}`"
+    return f"{code_span(found.span.qualname)}, `{found.path}:{found.span.start_line}-{found.span.end_line}`"
 
 
 def request_change(addition: Addition | None, prime: Citation, found: Finding | None, title: str) -> str:
@@ -109,12 +109,12 @@ def request_change(addition: Addition | None, prime: Citation, found: Finding | 
     if addition is not None:
         text = f"Add `{addition.name}` to " + (f"`{addition.owner}` in " if addition.owner else "") + f"`{addition.path}`"
         if prime.adds is not None and addition.after is not None:
-            text += (f", after `{addition.after.qualname}` (line {addition.after.end_line}), written the way its "
+            text += (f", after {code_span(addition.after.qualname)} (line {addition.after.end_line}), written the way its "
                      "neighbours are")
         if addition.precedent is not None:
             text += f", following {_where(addition.precedent)}"
         return text + test
-    what = f"`{prime.symbol}`" if prime.symbol else f"`{prime.path}`"
+    what = code_span(prime.symbol) if prime.symbol else f"`{prime.path}`"
     at = f" (at line {found.line}, where the report's `{found.error}` points)" if found and found.error else (
         f" (at line {found.line})" if found else "")
     return f"Extend {what}{at} to provide what the report asks for (“{paired_ticks(title[:120])}”)" + test

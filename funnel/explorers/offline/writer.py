@@ -213,7 +213,7 @@ def write_report(
                               role=cite.role, evidence=snippet)  # fmt: skip
         )
     prime, top = cites[0], ranking.candidates[0]
-    where = f"`{prime.symbol}` in `{prime.path}`" if prime.symbol else f"`{prime.path}`"
+    where = f"{code_span(prime.symbol)} in `{prime.path}`" if prime.symbol else f"`{prime.path}`"
     if feature:
         where = request_place(addition, prime) or where
     probability = calibrated(confidence, prime_language(prime.path), ranking.confidence_features)
@@ -312,7 +312,7 @@ def _evidence(cites: list[Citation], quotes: dict[int, tuple[str, int | None]],
             if found is None:
                 continue
             at, line = found
-            entry = f"`{cite.path}:{at}`" + (f" in `{cite.symbol}`" if cite.symbol else "") + f": {code_span(line[:100])}"
+            entry = f"`{cite.path}:{at}`" + (f" in {code_span(cite.symbol)}" if cite.symbol else "") + f": {code_span(line[:100])}"
             if entry not in evidence:  # two citations of one definition can focus on the same line
                 evidence.append(entry)
     for pattern, hits in list(searched.items())[:2]:
@@ -346,7 +346,7 @@ def _moved_frame(focus: Focus, prime: Citation, top: Candidate) -> Frame | None:
 def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) -> tuple[str, bool]:
     """The first sentence of the root cause (what the strongest evidence says about the prime suspect), and whether
     its line was chosen for the words it shares with the report alone (no frame, message, link or quote)."""
-    where = f"`{prime.symbol}` (`{prime.path}:{prime.start}-{prime.end}`)" if prime.symbol else f"`{prime.path}`"
+    where = f"{code_span(prime.symbol)} (`{prime.path}:{prime.start}-{prime.end}`)" if prime.symbol else f"`{prime.path}`"
     lines = texts.get(prime.path, "").split("\n")
     anchor = prime.focus_lines[0] if prime.focus_lines else None
     code = lines[anchor - 1].strip() if anchor and 0 < anchor <= len(lines) else ""
@@ -354,7 +354,7 @@ def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) 
         focus.messages[0] if focus.messages else (focus.errors[0] if focus.errors else ""))
     if top.parts.get("frame") and code and (moved := _moved_frame(focus, prime, top)):
         text = (f"The reported stack trace passes through {where}, though the line it printed, {moved.line}, lies "
-                f"outside `{prime.symbol}` at this commit (the trace came from another version of the file)")
+                f"outside {code_span(prime.symbol)} at this commit (the trace came from another version of the file)")
         return text + (f"; the failure “{paired_ticks(error[:160])}” is raised there." if error else "."), False
     if top.parts.get("frame") and code:
         text = f"The reported stack trace passes through {where}; at line {anchor} it runs {code_span(code[:120])}"
