@@ -6,6 +6,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 from urllib.parse import quote
 
+from funnel.inline import code_span
 from funnel.report.template import fence_language, format_location
 from schemas.diagnosis import AffectedFile, Diagnosis
 from schemas.enums import Classification, Role, StopReason
@@ -85,13 +86,13 @@ def to_markdown(diagnosis: Diagnosis, *, repo_uri: str | None = None, title: str
     if d.affected_files:
         out.append("**Suspects**")
         for n, item in enumerate(d.affected_files, 1):
-            symbol = f" — `{item.symbol}`" if item.symbol else ""
+            symbol = f" — {code_span(item.symbol)}" if item.symbol else ""
             out.append(f"{n}. {_cite(item, repo_uri, commit)}{symbol} ({item.role.value})")
         out.append("")
     if d.proposed_changes:
         out.append("**Proposed changes** (suggestions; nothing was changed)")
         for change in d.proposed_changes:
-            symbol = f" — `{change.symbol}`" if change.symbol else ""
+            symbol = f" — {code_span(change.symbol)}" if change.symbol else ""
             out.append(f"- `{change.path}`{symbol}: {_one_line(change.description)}")
         out.append("")
     if d.open_questions:
@@ -138,7 +139,7 @@ def to_markdown(diagnosis: Diagnosis, *, repo_uri: str | None = None, title: str
 
 
 def _message(d: Diagnosis, item: AffectedFile) -> str:
-    what = f"`{item.symbol}`" if item.symbol else "This code"
+    what = code_span(item.symbol) if item.symbol else "This code"
     if item.role is Role.cause:
         why = d.root_cause.explanation if d.root_cause else d.summary
         text = f"{what} is the suspected root cause. {why}".strip()

@@ -180,3 +180,10 @@ def test_rejection_rate_is_derived_and_survives_a_json_round_trip():
     assert stats.rejection_rate == 0.25
     again = RunStats.model_validate_json(stats.model_dump_json())
     assert again == stats and again.rejection_rate == 0.25
+
+
+def test_markdown_comment_quotes_a_swift_escaped_identifier_as_one_code_span():
+    cited = AffectedFile(path="Source/Session.swift", line_start=2, line_end=2, symbol="Session.`default`",
+                         role=Role.cause, evidence="public static let `default` = Session()")
+    text = to_markdown(_diagnosis(affected_files=[cited], proposed_changes=[]))
+    assert "— `` Session.`default` `` (cause)" in text
