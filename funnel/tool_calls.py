@@ -2,8 +2,8 @@
 
 A mediocre model behind a plain OpenAI-compatible server calls the tools in shapes no provider SDK reads: the
 name prefixed (`functions.search`) or cased (`Search`, `readRange`); arguments sent as `null`, as an empty string
-or as a JSON string inside the JSON string; an argument the tool does not take (`"explanation": "…"`) beside all
-those it needs; or no tool call at all but its JSON in the text, the way the model was trained to write it
+or as a JSON string inside the JSON string; an argument under the name another agent's tools give it (`file_path`,
+`start_line`, `query`); an argument the tool does not take (`"explanation": "…"`) beside all those it needs; or no tool call at all but its JSON in the text, the way the model was trained to write it
 (`<tool_call>{…}</tool_call>`, `[TOOL_CALLS][…]`, `<|python_tag|>{…}`, a bare object or a ```json fence). Refused
 each time, such a model repeats itself until a budget stops the run. Each repair is made only when it names one
 offered tool unambiguously; everything else reaches the tools as sent and is refused there with its reason.
@@ -79,15 +79,37 @@ def _decoded(args: str | dict[str, Any] | None) -> tuple[Any, bool]:
     return value, False
 
 
+_SYNONYMS = {"query": "pattern", "regex": "pattern", "search": "pattern", "file": "path", "filename": "path",
+             "filepath": "path", "dir": "path", "directory": "path", "folder": "path", "symbol": "name"}
+"""Names other agents' tools give the arguments ours call `pattern`, `path` and `name`."""
+
+
+def _renamed(value: dict[str, Any], known: dict[str, Any]) -> dict[str, Any]:
+    """`value` with each argument the tool does not take renamed to the one parameter it means, when that parameter
+    is not sent: one of the words of its name (`file_path`, `start_line`, `lineEnd`, `symbol_name`) or a synonym
+    (`query` for `pattern`, `directory` for `path`)."""
+    out = dict(value)
+    for key in [k for k in value if k not in known]:
+        words = _snake(key).replace("-", "_").split("_")
+        means = {p for p in known if p not in out and (p in words or _SYNONYMS.get("".join(words)) == p)}
+        if len(means) == 1:
+            out[means.pop()] = out.pop(key)
+    return out
+
+
 def _arguments(args: str | dict[str, Any] | None, tool: ToolDefinition) -> str | dict[str, Any] | None:
     """The arguments a tool call means: `null`, an empty string or a JSON string holding an object read as that
-    object; an argument the tool does not take dropped when every argument it needs is there. The arguments as
-    sent when they need no reading (and when they cannot be read: the tool refuses them with its reason)."""
+    object; an argument under another agent's name for a parameter the call leaves out renamed to it
+    (`file_path` → `path`, `start_line` → `start`, `query` → `pattern`); an argument the tool does not take dropped
+    when every argument it needs is there. The arguments as sent when they need no reading (and when they cannot be
+    read: the tool refuses them with its reason)."""
     value, repaired = _decoded(args)
     if not isinstance(value, dict):
         return args
     schema = tool.parameters_json_schema
     known = schema.get("properties") or {}
+    if schema.get("additionalProperties") is False and (renamed := _renamed(value, known)) != value:
+        value, repaired = renamed, True
     if schema.get("additionalProperties") is False and any(k not in known for k in value):
         kept = {k: v for k, v in value.items() if k in known}
         if all(r in kept for r in schema.get("required") or ()):

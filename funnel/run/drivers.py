@@ -139,7 +139,7 @@ def _trace_refused(state: RunState, request: ModelRequest, transcript: list[Mode
         if not isinstance(part, ToolReturnPart) or retry is None or retry.cause not in _REFUSED_BEFORE_A_TOOL:
             continue
         if retry.cause == "validation_error":  # the model's mistake, like a ToolError: a failed call
-            msgs = [str(d.get("msg", d)) for d in part.content] if isinstance(part.content, list) else [str(part.content)]
+            msgs = [_invalid(d) for d in part.content] if isinstance(part.content, list) else [str(part.content)]
             refusal = "invalid arguments: " + "; ".join(msgs)
             state.consecutive_tool_errors += 1
             state.last_tool_error = refusal
@@ -152,6 +152,14 @@ def _trace_refused(state: RunState, request: ModelRequest, transcript: list[Mode
             args = {"_raw": str(call.args)}
         state.tool_calls_total += 1
         state.emit(ToolCallEvent, tool=part.tool_name, args=args, error=refusal)
+
+
+def _invalid(error: object) -> str:
+    """One validation error of a tool call's arguments, with the argument it is about (`path: Field required`)."""
+    if not isinstance(error, dict):
+        return str(error)
+    where = ".".join(str(x) for x in error.get("loc") or ())
+    return f"{where}: {error.get('msg', error)}" if where else str(error.get("msg", error))
 
 
 _GAVE_UP_ON_TOOL = re.compile(r"Tool '(?P<tool>[^']+)' exceeded max retries count of (?P<n>\d+)")

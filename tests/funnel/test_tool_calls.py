@@ -45,8 +45,21 @@ def test_a_well_formed_call_is_the_same_object():
 def test_an_unknown_argument_is_dropped_only_when_every_needed_one_is_there():
     kept = _one(ToolCallPart("read_range", {"path": "a.py", "why": "look"}, tool_call_id="c1"))
     assert kept[0].args == {"path": "a.py"}
-    typo = {"file": "a.py", "start": 3}
-    assert _one(ToolCallPart("read_range", typo, tool_call_id="c2"))[0].args == typo  # refused with both reasons
+    typo = {"pth": "a.py", "start": 3}
+    assert _one(ToolCallPart("read_range", typo, tool_call_id="c2"))[0].args == typo  # refused with both names
+
+
+def test_an_argument_under_another_agents_name_is_read_as_the_parameter_it_means():
+    sent = {"file_path": "a.py", "start_line": 3, "lineEnd": 9, "explanation": "look"}
+    assert _one(ToolCallPart("read_range", sent, tool_call_id="c1"))[0].args == {"path": "a.py", "start": 3, "end": 9}
+    assert _one(ToolCallPart("search", {"query": "x"}, tool_call_id="c2"))[0].args == {"pattern": "x"}
+
+
+def test_a_name_is_not_read_as_a_parameter_the_call_already_sends_or_two_parameters():
+    both = {"path": "a.py", "file_path": "b.py"}
+    assert _one(ToolCallPart("read_range", both, tool_call_id="c1"))[0].args == {"path": "a.py"}  # the extra dropped
+    ambiguous = {"start_end": 3}
+    assert _one(ToolCallPart("read_range", ambiguous, tool_call_id="c2"))[0].args == ambiguous
 
 
 def test_arguments_that_are_not_json_are_left_for_the_tool_to_refuse():

@@ -141,6 +141,9 @@ def _plain(shape: Callable[[Call], Turn]) -> Script:
     return Script(**{k: [shape(t.calls[0]) if t.calls else t for t in v] for k, v in HAPPY.items()})
 
 
+_OTHER_NAMES = {"path": "file_path", "start": "start_line", "end": "end_line", "pattern": "query"}
+
+
 def _hermes(call: Call) -> Turn:
     return text(f"I will call a tool.\n<tool_call>\n{json.dumps({'name': call.name, 'arguments': call.args})}"
                 "\n</tool_call>")
@@ -271,6 +274,8 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: _plain(lambda c: tc(c.name.title().replace("_", ""), c.args))),
     Scenario(11, "extra_argument", "adds an `explanation` argument to every call",
              lambda: _plain(lambda c: tc(c.name, {**c.args, "explanation": "to find the bug"}))),
+    Scenario(11, "other_agents_names", "names arguments as other agents' tools do (`file_path`, `start_line`, `query`)",
+             lambda: _plain(lambda c: tc(c.name, {_OTHER_NAMES.get(k, k): v for k, v in c.args.items()}))),
     Scenario(11, "encoded_arguments", "sends arguments as a JSON string in the JSON string, `null` when none",
              lambda: _plain(lambda c: tc(c.name, json.dumps(json.dumps(c.args)) if c.args else "null"))),
     Scenario(11, "calls_in_text", "writes every call into the text as `<tool_call>{…}</tool_call>`",

@@ -39,6 +39,12 @@ def _bad_arguments_are_traced_as_refused(out: Outcome) -> None:
     assert refused and refused[0].error.startswith("invalid arguments: ") and refused[0].phase.value == "explore"
 
 
+def _a_mistyped_argument_is_named_in_the_refusal(out: Outcome) -> None:
+    _bad_arguments_are_traced_as_refused(out)
+    refused = [e for e in out.result.events if isinstance(e, ToolCallEvent) and e.tool == "read_range" and e.error]
+    assert refused[0].error.startswith("invalid arguments: start: ")
+
+
 def _gives_up_with_a_reason(out: Outcome) -> None:
     assert "read_range" in out.result.diagnosis.termination.detail
 
@@ -65,7 +71,7 @@ EXTRA = {
     "search_after_begin": _search_after_begin_is_refused,
     "read_after_finish": _read_after_finish_is_refused,
     "malformed_json": _bad_arguments_are_traced_as_refused,
-    "wrong_types": _bad_arguments_are_traced_as_refused,
+    "wrong_types": _a_mistyped_argument_is_named_in_the_refusal,
     "malformed_forever": _gives_up_with_a_reason,
     "hidden_tool_forever": _moved_on_after_two_refusals,
     "control_tool_forever": _moved_on_after_two_refusals,
