@@ -55,11 +55,14 @@ def build_model_from_spec(spec: str | Model) -> Model:
 
 def failure_text(e: BaseException) -> str:
     """A model call's failure in one line for people: a refusal in the model's own words, a content filter by the
-    provider's reason, anything else as it describes itself.
+    provider's reason, anything else as it describes itself, a response it quotes cut to one short line.
 
-    PydanticAI's content-filter error carries the whole refused response as JSON after its message; that body is
-    for debugging, not for a termination detail or a log line."""
+    PydanticAI's errors about a response carry it, indented JSON, after their message (the whole refused response
+    of a content filter); that body is for debugging, not for a termination detail or a log line."""
     if not isinstance(e, pai_exc.ContentFilterError):
+        if isinstance(e, pai_exc.UnexpectedModelBehavior) and e.body:
+            body = " ".join(e.body.split())
+            return f"{e.message} (response: {body[:200]}{'…' if len(body) > 200 else ''})"
         return str(e)
     try:
         details = json.loads(e.body or "[]")[-1].get("provider_details") or {}

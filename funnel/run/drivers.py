@@ -173,7 +173,7 @@ def _unusable(state: RunState, e: pai_exc.UnexpectedModelBehavior) -> str:
         return f"the model did not produce a usable report: it kept calling `{tool}` ({why})"
     if isinstance(e, pai_exc.ContentFilterError):
         return f"{failure_text(e)}; not asked again: the same request would be refused again"
-    return f"the model did not produce a usable report: {e}"
+    return f"the model did not produce a usable report: {failure_text(e)}"
 
 
 def command_attempt(state: RunState, explorer: ReportCommand, ctx: ExplorerContext, system: str,

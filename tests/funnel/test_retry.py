@@ -30,5 +30,12 @@ def test_the_refused_response_body_is_left_out():
         "the provider's content filter")
 
 
+def test_a_response_another_error_quotes_is_cut_to_one_short_line():
+    body = '{"choices": [{"message": {"content": "' + "x" * 400 + '"}}]}'
+    text = failure_text(pai_exc.UnexpectedModelBehavior("Invalid response from the endpoint", body=body))
+    assert text.startswith("Invalid response from the endpoint (response: {")
+    assert "\n" not in text and len(text) < 300 and text.endswith("…)")
+
+
 def test_other_failures_read_as_they_describe_themselves():
     assert failure_text(ValueError("bad gateway")) == "bad gateway"
