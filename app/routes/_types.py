@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Path
-from pydantic import AfterValidator, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 from schemas.text import unstorable_reason
 
@@ -19,6 +19,25 @@ def _storable(value: str) -> str:
 
 Text = Annotated[str, AfterValidator(_storable)]
 """Free text storable in SQLite and PostgreSQL."""
+
+
+def bounded_text(max_length: int, *, min_length: int = 0, strip: bool = False) -> Any:
+    """Storable free text of bounded length, checked after `_storable` (whose reason names a lone surrogate or a NUL
+    exactly) and counted in characters; `strip` drops surrounding whitespace first, so that a blank value is an
+    empty one ("must not be blank")."""
+
+    def check(value: str) -> str:
+        value = value.strip() if strip else value
+        if len(value) < min_length:
+            raise ValueError("must not be blank" if strip and min_length == 1 else f"at least {min_length} characters")
+        if len(value) > max_length:
+            raise ValueError(f"at most {max_length} characters ({len(value)} sent)")
+        return value
+
+    schema = {"maxLength": max_length, **({"minLength": min_length} if min_length else {})}
+    return Annotated[str, AfterValidator(_storable), AfterValidator(check), Field(json_schema_extra=schema)]
+
+
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True), AfterValidator(_storable)]
 """A short identifier such as a repository name."""
 MAX_ID = 2**63 - 1

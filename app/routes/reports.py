@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app import service
 from app.deps import ApiAuth, RuntimeDep, Writer
-from app.routes._types import Name, Text
+from app.routes._types import Name, bounded_text
 from app.views import Accepted
 from schemas import BugReport, Source
 from schemas.report import MAX_BODY_CHARS, MAX_TITLE_CHARS
@@ -24,17 +24,17 @@ class ReportIn(BaseModel):
 
     repo: Name
     """Registered repository name (`GET /api/repos`)."""
-    title: Annotated[Text, Field(min_length=1, max_length=MAX_TITLE_CHARS)]
-    """One-line title."""
-    body: Annotated[Text, Field(max_length=MAX_BODY_CHARS)] = ""
+    title: bounded_text(MAX_TITLE_CHARS, min_length=1, strip=True)
+    """One-line title; not blank."""
+    body: bounded_text(MAX_BODY_CHARS) = ""
     """Description, stack traces, logs."""
-    ref: Annotated[Text, Field(min_length=1, max_length=200)] | None = None
+    ref: bounded_text(200, min_length=1, strip=True) | None = None
     """Branch, tag, commit or version; default branch head when absent."""
-    labels: Annotated[list[Annotated[Text, Field(max_length=100)]], Field(max_length=50)] = Field(default_factory=list)
+    labels: Annotated[list[bounded_text(100)], Field(max_length=50)] = Field(default_factory=list)
     """Tracker labels (used by classification)."""
-    reporter: Annotated[Text, Field(max_length=200)] | None = None
+    reporter: bounded_text(200) | None = None
     """Who filed it."""
-    url: Annotated[Text, Field(max_length=2000)] | None = None
+    url: bounded_text(2000) | None = None
     """Link back to the issue, if any."""
 
 

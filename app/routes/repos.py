@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from app import service, store
 from app.deps import ApiAuth, RuntimeDep, ReadSessionDep, Writer
-from app.routes._types import Name, Text
+from app.routes._types import Name, bounded_text
 from app.views import RepoView
 
 router = APIRouter(prefix="/api/repos", tags=["repositories"], dependencies=[ApiAuth])
@@ -22,9 +21,9 @@ class RepoIn(BaseModel):
 
     name: Name
     """`owner/name`, as webhooks and reports name it."""
-    location: Annotated[Text, Field(min_length=1, max_length=2000)]
+    location: bounded_text(2000, min_length=1, strip=True)
     """Absolute local path on the server, or a git URL (https://, ssh://, git@, file://)."""
-    default_ref: Annotated[Text, Field(min_length=1, max_length=200)] | None = None
+    default_ref: bounded_text(200, min_length=1, strip=True) | None = None
     """Branch to investigate when a report names none."""
 
 

@@ -63,6 +63,15 @@ async def test_malformed_json_and_missing_field_are_422_naming_the_field(base_se
         assert any(err["loc"][-1] == "title" for err in r.json()["detail"])
 
 
+async def test_a_blank_title_is_refused_naming_the_field_and_nothing_is_stored(base_settings):
+    async with running_service(base_settings()) as svc:
+        r = await svc.client.post("/api/reports", json={**REPORT, "title": "   "})
+        assert r.status_code == 422
+        [err] = r.json()["detail"]
+        assert err["loc"][-1] == "title" and err["msg"] == "Value error, must not be blank"
+        assert (await svc.client.get("/api/investigations")).json()["total"] == 0
+
+
 async def test_oversized_body_is_413_by_header_and_by_stream(base_settings):
     async with running_service(base_settings(max_body_bytes=2048)) as svc:
         big = {**REPORT, "body": "x" * 5000}
