@@ -3,8 +3,9 @@
 A mediocre model behind a plain OpenAI-compatible server calls the tools in shapes no provider SDK reads: the
 name prefixed (`functions.search`) or cased (`Search`, `readRange`); arguments sent as `null`, as an empty string
 or as a JSON string inside the JSON string; an argument under the name another agent's tools give it (`file_path`,
-`start_line`, `query`); an argument the tool does not take (`"explanation": "…"`) beside all those it needs; or no tool call at all but its JSON in the text, the way the model was trained to write it
-(`<tool_call>{…}</tool_call>`, `[TOOL_CALLS][…]`, `<|python_tag|>{…}`, a bare object or a ```json fence). Refused
+`start_line`, `query`); an argument the tool does not take (`"explanation": "…"`) beside all those it needs; or no
+tool call at all but its JSON in the text, the way the model was trained to write it (`<tool_call>{…}</tool_call>`,
+`[TOOL_CALLS][…]`, `<|python_tag|>{…}`, a bare object or a ```json fence). Refused
 each time, such a model repeats itself until a budget stops the run. Each repair is made only when it names one
 offered tool unambiguously; everything else reaches the tools as sent and is refused there with its reason.
 """
