@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 
-__all__ = ("code_span", "paired_ticks")
+__all__ = ("CODE_SPAN", "code_span", "code_spans", "paired_ticks", "span_text")
 
 _RUN = re.compile(r"`+")
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)([^\n]+?)(?<!`)\1(?!`)")
+"""A code span as CommonMark reads one: a run of backticks closed by the next run of the same length (so that
+``a `b` c`` quotes code holding a backtick); its text is group 2, before `span_text`."""
 
 
 def code_span(code: str) -> str:
@@ -43,3 +46,13 @@ def paired_ticks(text: str) -> str:
         out.append(text[at : m.start()] + (m.group() if k in paired else "'" * len(m.group())))
         at = m.end()
     return "".join(out) + text[at:]
+
+
+def span_text(inner: str) -> str:
+    """A code span's text: without the one space its fence keeps from a backtick the code starts or ends with."""
+    return inner[1:-1] if inner.startswith(" ") and inner.endswith(" ") and inner.strip() else inner
+
+
+def code_spans(text: str) -> list[str]:
+    """The text of each code span of a line of markdown, in order."""
+    return [span_text(m.group(2)) for m in CODE_SPAN.finditer(text)]

@@ -16,6 +16,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from app import security
+from funnel.inline import CODE_SPAN, span_text
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 STATIC_DIR = Path(__file__).resolve().parents[1] / "static"
@@ -62,21 +63,13 @@ def _claim_text(claim: Any) -> str:
     return str(claim)
 
 
-_TICKS = re.compile(r"(?<!`)(`+)(?!`)([^\n]+?)(?<!`)\1(?!`)")
-"""A code span as CommonMark reads one: a run of backticks closed by the next run of the same length (so that
-``a `b` c`` quotes code holding a backtick)."""
-
-
 def _code(m: re.Match[str]) -> str:
-    inner = m.group(2)
-    if inner.startswith(" ") and inner.endswith(" ") and inner.strip():
-        inner = inner[1:-1]  # the space a fence keeps between itself and a backtick the code starts or ends with
-    return f"<code>{inner}</code>"
+    return f"<code>{span_text(m.group(2))}</code>"
 
 
 def inline_code(text: Any) -> Markup:
     """Escape a text, then show its `backticked` spans as code (the only markup a diagnosis text gets)."""
-    return Markup(_TICKS.sub(_code, str(escape(str(text or "")))))
+    return Markup(CODE_SPAN.sub(_code, str(escape(str(text or "")))))
 
 
 def _fmtnum(value: Any) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from funnel.inline import code_spans
 from funnel.report._locations import parse_location
 from schemas.enums import Role
 
@@ -223,7 +224,7 @@ def _clean_symbol(text: str) -> str | None:
     if name.endswith(")"):
         name = name.split("(", 1)[0].strip()
     name = re.sub(r"^(def|class|function|func|fn|method)\s+", "", name)
-    if re.fullmatch(r"[A-Za-z_$][\w$.:<>#~]*", name):
+    if re.fullmatch(r"[A-Za-z_$][\w$.:<>#~]*", re.sub(r"`[^`\s]+`", "x", name)):  # `default`: an escaped identifier
         return name.replace("::", ".").replace("#", ".").strip(".")
     return None
 
@@ -233,7 +234,7 @@ def symbol_in(head: str, loc_text: str | None) -> str | None:
     if node := re.search(r"\.\w{1,12}::([\w:.]+)", head):  # a pytest-style node id
         return _clean_symbol(node.group(1))
     rest = head.replace(f"`{loc_text}`", " ", 1) if loc_text else head
-    for tick in re.findall(r"`([^`]+)`", rest):
+    for tick in code_spans(rest):
         if parse_location(tick):
             continue
         if name := _clean_symbol(tick):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+from funnel.inline import code_span
 from funnel.report._markdown import (
     CONFIDENCE_WORDS,
     FENCE_OPEN,
@@ -117,7 +118,8 @@ def _changes(lines: list[str], notes: list[str]) -> list[DraftChange]:
         symbol = symbol_in(head, loc_text)
         description = head
         if loc_text:  # drop a leading "`path` — `symbol`:" prefix, keep mentions inside the sentence
-            prefix = rf"^\s*`{re.escape(loc_text)}`\s*(?:[—–-]+\s*`{re.escape(symbol or '')}(?:\(\))?`)?\s*[:—–-]*\s*"
+            named = rf"`{re.escape(symbol or '')}(?:\(\))?`|{re.escape(code_span(symbol or ''))}"
+            prefix = rf"^\s*`{re.escape(loc_text)}`\s*(?:[—–-]+\s*(?:{named}))?\s*[:—–-]*\s*"
             description = re.sub(prefix, "", description, count=1)
         extra = plain_text(outside_fences(body))
         description = " ".join(x for x in (description, extra) if x).strip()

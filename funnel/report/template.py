@@ -12,6 +12,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from funnel.inline import code_span
 from funnel.report._locations import LANGS, parse_location
 from schemas.diagnosis import Diagnosis
 from schemas.enums import Role
@@ -210,7 +211,7 @@ def render_report(report: Diagnosis | ReportDraft) -> str:
     for n, item in enumerate(report.affected_files, 1):
         line = f"{n}. `{format_location(item.path, item.line_start, item.line_end)}`"
         if item.symbol:
-            line += f" — `{item.symbol}`"
+            line += f" — {code_span(item.symbol)}"
         out.append(f"{line} ({item.role})")
         if item.evidence.strip():
             out.append(_fence(item.evidence, fence_language(item.path), " " * (len(str(n)) + 2)))
@@ -220,7 +221,7 @@ def render_report(report: Diagnosis | ReportDraft) -> str:
     for change in report.proposed_changes:
         head = f"- `{change.path}`"
         if change.symbol:
-            head += f" — `{change.symbol}`"
+            head += f" — {code_span(change.symbol)}"
         out.append(f"{head}: {' '.join(change.description.split())}")
         if change.diff and change.diff.strip():
             out.append(_fence(change.diff, "diff", "  "))

@@ -72,4 +72,5 @@ async def test_a_swift_escaped_identifier_is_quoted_so_the_sentence_after_it_sta
     dx = (await investigate(report, repo, explorer=OfflineExplorer())).diagnosis
     texts = [dx.summary, dx.root_cause.explanation, *dx.root_cause.evidence]
     assert any("`default`" in t for t in texts)
+    assert "Session.`default`" in {f.symbol for f in dx.affected_files}  # not cut to `Session` on the way back
     assert all("`" not in re.sub(r"<code>.*?</code>", "", str(inline_code(t))) for t in texts), texts

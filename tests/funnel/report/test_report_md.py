@@ -200,6 +200,15 @@ def test_free_form_report_reads_a_cited_path_with_a_space_whole_and_in_order():
     ]
 
 
+def test_an_escaped_identifier_in_a_longer_fence_is_read_as_the_whole_symbol():
+    text = ("## Affected files\n1. `Source/Session.swift:2-2` — `` Session.`default` `` (cause)\n"
+            "## Proposed changes\n- `Source/Session.swift` — `` Session.`default` ``: make it lazy.\n")
+    draft = parse_report(text)
+    assert [f.symbol for f in draft.affected_files] == ["Session.`default`"]
+    assert (draft.proposed_changes[0].symbol, draft.proposed_changes[0].description) == ("Session.`default`",
+                                                                                       "make it lazy.")
+
+
 def test_location_forms_are_all_understood():
     assert parse_location("`path/x.py:12`") == ("path/x.py", 12, 12)
     assert parse_location("path/x.py:12-20") == ("path/x.py", 12, 20)
