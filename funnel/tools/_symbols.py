@@ -73,8 +73,11 @@ class SymbolResult:
 
 
 def _is_exact(query: str, d: Any) -> bool:
-    query = query.replace("::", ".").replace("#", ".")
-    return query in (d.name, d.qualname) or d.qualname.endswith("." + query) or query.endswith("." + d.qualname)
+    """Whether `query` names `d`: its name or qualified name, a suffix of it, or it a suffix of the query; an
+    escaped identifier's backticks (Swift's and Kotlin's `` `default` ``) are syntax, not part of the name."""
+    query = query.replace("::", ".").replace("#", ".").replace("`", "")
+    name, qualname = d.name.replace("`", ""), d.qualname.replace("`", "")
+    return query in (name, qualname) or qualname.endswith("." + query) or query.endswith("." + qualname)
 
 
 def _visible(sb: Sandbox, rel: str) -> bool:

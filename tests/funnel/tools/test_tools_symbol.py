@@ -107,3 +107,15 @@ def test_find_symbol_hides_definitions_behind_a_symlink_to_a_secret(tmp_path: Pa
     result = find_symbol(Sandbox(root), index, "api_token")
     assert result.hits == []
     assert "sk-live" not in result.render()
+
+
+def test_an_escaped_identifier_is_found_by_its_name_without_the_backticks(tmp_path: Path):
+    root = tmp_path / "swift"
+    (root / "Source").mkdir(parents=True)
+    (root / "Source" / "Session.swift").write_text(
+        "open class Session {\n    public static let `default` = Session()\n}\n")
+    index = repomap.build_repo_map(root, cache_dir=tmp_path / "cache").index
+    for query in ("Session.default", "Session.`default`"):
+        result = find_symbol(Sandbox(root), index, query)
+        assert [(h.qualname, h.exact) for h in result.hits] == [("Session.`default`", True)], query
+        assert not result.render().startswith("No definition named")
