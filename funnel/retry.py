@@ -59,11 +59,16 @@ def failure_text(e: BaseException) -> str:
 
     PydanticAI's errors about a response carry it, indented JSON, after their message (the whole refused response
     of a content filter); that body is for debugging, not for a termination detail or a log line."""
-    if not isinstance(e, pai_exc.ContentFilterError):
-        if isinstance(e, pai_exc.UnexpectedModelBehavior) and e.body:
-            body = " ".join(e.body.split())
-            return f"{e.message} (response: {body[:200]}{'…' if len(body) > 200 else ''})"
-        return str(e)
+    if isinstance(e, pai_exc.ContentFilterError):
+        return _refusal(e)
+    if isinstance(e, pai_exc.UnexpectedModelBehavior) and e.body:
+        body = " ".join(e.body.split())
+        return f"{e.message} (response: {body[:200]}{'…' if len(body) > 200 else ''})"
+    return str(e)
+
+
+def _refusal(e: pai_exc.ContentFilterError) -> str:
+    """A refusal in the model's words, read from the refused response's provider details, else the filter's reason."""
     try:
         details = json.loads(e.body or "[]")[-1].get("provider_details") or {}
     except (ValueError, IndexError, AttributeError, TypeError):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from funnel.inline import CODE_SPAN, span_text
+
 LANGS = {
     "py": "python", "pyi": "python", "js": "javascript", "mjs": "javascript", "cjs": "javascript", "jsx": "jsx",
     "ts": "typescript", "tsx": "tsx", "go": "go", "java": "java", "rs": "rust", "c": "c", "h": "c",
@@ -177,14 +179,11 @@ def prose_locations(text: str) -> list[Location]:
     stops at (a space: `docs/User Guide.md:3-9`) read whole, the rest token by token (`all_locations`)."""
     found: list[Location] = []
     at = 0
-    for m in _TICK_SPAN.finditer(text):
-        if (whole := _whole_tick(m.group(1), None)) is not None:
+    for m in CODE_SPAN.finditer(text):
+        if (whole := _whole_tick(span_text(m.group(2)), None)) is not None:
             found += all_locations(text[at : m.start()]) + [whole]
             at = m.end()
     return found + all_locations(text[at:])
-
-
-_TICK_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 def _looks_like_number(path: str) -> bool:
