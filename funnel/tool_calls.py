@@ -25,6 +25,8 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
+from funnel.thinking import split_thinking
+
 __all__ = ("ToolCallRepair", "repair_response", "tool_name")
 
 _log = logging.getLogger(__name__)
@@ -178,7 +180,8 @@ def repair_response(response: ModelResponse, params: ModelRequestParameters) -> 
 
 
 class ToolCallRepair(WrapperModel):
-    """A model whose responses' tool calls are read as the offered tools they mean (`repair_response`)."""
+    """A model whose responses' tool calls are read as the offered tools they mean (`repair_response`), once the
+    thinking written into their text is taken out of it (`split_thinking`)."""
 
     async def request(
         self,
@@ -187,4 +190,4 @@ class ToolCallRepair(WrapperModel):
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
         response = await self.wrapped.request(messages, model_settings, model_request_parameters)
-        return repair_response(response, model_request_parameters)
+        return repair_response(split_thinking(response), model_request_parameters)

@@ -54,3 +54,12 @@ PERMALINK_REPORT = (
 
 BAD_QUOTE = GOOD_REPORT.replace(QUOTE, "return price * rate / 10")
 """A report quoting code the cited file does not contain (the verifier refuses it)."""
+
+THOUGHT = """\
+The user says a discount removes the whole price. Maybe the cart adds it twice? A draft:
+## Summary
+The cart is wrong.
+## Affected files
+1. `shop/cart.py:3-3` — `Cart` (cause)
+No: the cart only calls apply_discount, and pricing divides by 10."""
+"""A reasoning model's thought: a drafted report it then rejects (the draft's file and summary are wrong)."""

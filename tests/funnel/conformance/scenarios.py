@@ -10,6 +10,7 @@ with a model string exactly as a user would, and returns what happened (result, 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import os
@@ -32,6 +33,7 @@ from tests.funnel.conformance._reports import (
     PERMALINK_REPORT,
     RENAMED_REPORT,
     SETEXT_REPORT,
+    THOUGHT,
     structured,
 )
 from tests.funnel.conformance._server import Call, ModelServer, Protocol, Script, Seen, Turn
@@ -144,6 +146,14 @@ def _plain(shape: Callable[[Call], Turn]) -> Script:
 _OTHER_NAMES = {"path": "file_path", "start": "start_line", "end": "end_line", "pattern": "query"}
 
 
+def _thought_in_text(open_: str, close: str) -> Script:
+    """The happy path with the model's thought written before every reply's text, in `open_` … `close`."""
+    def thinking(t: Turn, thought: str) -> Turn:
+        return dataclasses.replace(t, text=f"{open_}{thought}{close}{t.text or ''}")
+    return Script(**{k: [thinking(t, "I should read the pricing code." if t.calls else THOUGHT) for t in v]
+                     for k, v in HAPPY.items()})  # fmt: skip
+
+
 def _hermes(call: Call) -> Turn:
     return text(f"I will call a tool.\n<tool_call>\n{json.dumps({'name': call.name, 'arguments': call.args})}"
                 "\n</tool_call>")
@@ -246,6 +256,10 @@ SCENARIOS: tuple[Scenario, ...] = (
                                    for t in v] for k, v in HAPPY.items()})),
     Scenario(9, "report_in_reasoning_only", "the report only in the reasoning, empty content, then the report",
              lambda: happy(output=[Turn(text="", reasoning=GOOD_REPORT), GOOD])),
+    Scenario(9, "thought_closed_only", "writes its thought into the text, ended by a lone `</think>` (DeepSeek-R1, "
+             "Qwen3 thinking models on a plain server)", lambda: _thought_in_text("", "\n</think>\n\n")),
+    Scenario(9, "thought_in_other_tags", "writes its thought into the text in `[THINK]…[/THINK]` (Magistral)",
+             lambda: _thought_in_text("[THINK]", "[/THINK]\n")),
     # 10. the structurer model
     Scenario(10, "structurer_hallucinates", "the structurer misspells a path (its quoted snippet proves the real one)",
              lambda: happy(output=[text(FRENCH_REPORT)], structurer=[tc("final_result", structured("shop/prices.py")),

@@ -1,5 +1,5 @@
 """Behaviours 5, 6 and 9 over real HTTP: text where tools were expected, empty replies, cut-off replies, context
-overflow, refusals and content filters, reasoning fields."""
+overflow, refusals and content filters, reasoning fields and reasoning written into the text."""
 
 from __future__ import annotations
 
@@ -21,6 +21,12 @@ def _overflow_is_not_retried(out: Outcome) -> None:
 
 def _reasoning_is_not_the_report(out: Outcome) -> None:
     assert out.result.report_markdown == GOOD_REPORT and len(out.requests) == 6
+
+
+def _thought_is_not_the_report(out: Outcome) -> None:
+    assert out.result.report_markdown == GOOD_REPORT.strip()
+    assert [f.path for f in out.result.diagnosis.affected_files] == ["shop/pricing.py"]
+    assert out.result.diagnosis.summary == "A 10% discount removes the whole price."
 
 
 def _cut_off_arguments_are_traced_as_refused(out: Outcome) -> None:
@@ -54,6 +60,8 @@ EXTRA = {
     "early_full_report": _the_whole_report_is_kept,
     "context_overflow": _overflow_is_not_retried,
     "report_in_reasoning_only": _reasoning_is_not_the_report,
+    "thought_closed_only": _thought_is_not_the_report,
+    "thought_in_other_tags": _thought_is_not_the_report,
 }
 
 
