@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from schemas.trace import ToolCallEvent  # noqa: E402
 from tests.funnel.conformance._checks import check_all  # noqa: E402
-from tests.funnel.conformance.scenarios import ANTHROPIC, SCENARIOS, Outcome, run_scenario  # noqa: E402
+from tests.funnel.conformance._run import Outcome, run_scenario  # noqa: E402
+from tests.funnel.conformance.scenarios import ANTHROPIC, SCENARIOS  # noqa: E402
 
 _HEAD = ("| # | behaviour | termination | tool calls run / refused | HTTP requests | Anthropic Messages |\n"
          "|---|---|---|---|---|---|")  # fmt: skip

@@ -5,13 +5,15 @@ name prefixed (`functions.search`) or cased (`Search`, `readRange`); arguments s
 or as a JSON string inside the JSON string; an argument under the name another agent's tools give it (`file_path`,
 `start_line`, `query`); an argument the tool does not take (`"explanation": "…"`) beside all those it needs; or no
 tool call at all but its JSON in the text, the way the model was trained to write it (`<tool_call>{…}</tool_call>`,
-`[TOOL_CALLS][…]`, `<|python_tag|>{…}`, a bare object or a ```json fence). Refused
+`[TOOL_CALLS][…]`, `<|python_tag|>{…}`, a bare object or a ```json fence), or as the Python call it was trained
+to write (Llama 3.2's and 4's `[search(pattern="x")]`, Gemma's ```tool_code fence). Refused
 each time, such a model repeats itself until a budget stops the run. Each repair is made only when it names one
 offered tool unambiguously; everything else reaches the tools as sent and is refused there with its reason.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import logging
@@ -39,6 +41,9 @@ _WRAPPED = re.compile(
     re.S,
 )
 _ARG_KEYS = ("arguments", "parameters", "args", "input")
+_PYTHON_FENCE = re.compile(r"```(?:tool_code|tool_call|python|py)?[ \t]*\n(?P<body>.*?)\n\s*```", re.S)
+_PYTHON_TAGS = re.compile(r"<\|python_(?:start|end)\|>|<\|eom_id\|>|<\|eot_id\|>")
+_JSON_WORDS = {"true": True, "false": False, "null": None}
 
 
 def _offered(params: ModelRequestParameters) -> dict[str, ToolDefinition]:
@@ -70,14 +75,14 @@ def _decoded(args: str | dict[str, Any] | None) -> tuple[Any, bool]:
         return {}, True
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than a parser goes
         return None, False
     if value is None:
         return {}, True
     if isinstance(value, str):
         try:
             return json.loads(value), True
-        except ValueError:
+        except (ValueError, RecursionError):
             return None, False
     return value, False
 
@@ -131,7 +136,7 @@ def _calls_in_text(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[
     for span, body in reversed(spans):
         try:
             value = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or a degenerate reply nested deeper than a parser goes
             continue
         calls = value if isinstance(value, list) else [value]
         named = []
@@ -147,6 +152,50 @@ def _calls_in_text(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[
             found[:0] = named
             rest = rest[: span[0]] + rest[span[1] :]
     return found, rest
+
+
+def _literal(node: ast.expr) -> Any:
+    """The value a Python argument spells: a literal, or JSON's `true`/`false`/`null` as a model writes them."""
+    if isinstance(node, ast.Name) and node.id in _JSON_WORDS:
+        return _JSON_WORDS[node.id]
+    return ast.literal_eval(node)
+
+
+def _python_call(node: ast.expr, offered: dict[str, ToolDefinition]) -> tuple[str, dict[str, Any]] | None:
+    """The offered tool call a Python call expression spells (`read_range("a.py", start=4)`, `print(default_api.
+    search(pattern="x"))`): positional arguments in the order of the tool's parameters; None when it spells none."""
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "print" and len(node.args) == 1:
+        node = node.args[0]
+    if not isinstance(node, ast.Call) or (name := tool_name(ast.unparse(node.func), offered)) is None:
+        return None
+    params = list((offered[name].parameters_json_schema.get("properties") or {}))
+    if len(node.args) > len(params) or any(k.arg is None for k in node.keywords):
+        return None
+    try:
+        args = {p: _literal(a) for p, a in zip(params, node.args, strict=False)}
+        args |= {k.arg: _literal(k.value) for k in node.keywords if k.arg}
+    except (ValueError, TypeError, SyntaxError, RecursionError):  # not a literal, unhashable, nested too deep
+        return None
+    return name, args
+
+
+def _python_calls(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[tuple[str, Any]], str]:
+    """The tool calls a reply writes as Python (a list of calls, or calls one per line, bare or in a fence), and the
+    text left around them; none unless every call in the code names an offered tool."""
+    spans = [(m.span(), m.group("body")) for m in _PYTHON_FENCE.finditer(text)] or [((0, len(text)), text)]
+    for (start, end), body in spans:
+        try:
+            tree = ast.parse(_PYTHON_TAGS.sub("", body).strip())
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if not tree.body or not all(isinstance(s, ast.Expr) for s in tree.body):
+            continue
+        nodes = [e for s in tree.body if isinstance(s, ast.Expr)
+                 for e in (s.value.elts if isinstance(s.value, ast.List | ast.Tuple) else [s.value])]  # fmt: skip
+        calls = [_python_call(n, offered) for n in nodes]
+        if calls and all(calls):
+            return [c for c in calls if c], text[:start] + text[end:]
+    return [], text
 
 
 def repair_response(response: ModelResponse, params: ModelRequestParameters) -> ModelResponse:
@@ -167,6 +216,8 @@ def repair_response(response: ModelResponse, params: ModelRequestParameters) -> 
                 changed = True
         elif isinstance(part, TextPart) and not has_calls and (params.function_tools or not params.allow_text_output):
             calls, rest = _calls_in_text(part.content, offered)
+            if not calls:
+                calls, rest = _python_calls(part.content, offered)
             if calls:
                 _log.info("read %d tool call(s) written in the reply's text", len(calls))
                 if rest.strip():

@@ -217,7 +217,7 @@ def _json_draft(text: str) -> ReportDraft | None:
         if not isinstance(data, dict) or not {"summary", "affected_files"} & data.keys():
             return None
         draft = ReportDraft.model_validate(data)
-    except ValueError:  # not JSON, or not the draft's shape: read it as markdown
+    except (ValueError, RecursionError):  # not JSON, not the draft's shape, or nested too deep: read it as markdown
         return None
     draft.notes = ["the report is JSON, not the markdown template"]
     return draft

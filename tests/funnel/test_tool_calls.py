@@ -92,3 +92,31 @@ _PIECES = st.sampled_from(["<tool_call>", "</tool_call>", "[TOOL_CALLS]", "<|pyt
 def test_any_reply_is_read_or_left_as_sent_never_a_crash(text, name):
     for part in (TextPart(text), ToolCallPart(name, text, tool_call_id="c1")):
         assert repair_response(ModelResponse(parts=[part]), PARAMS).parts
+
+
+def test_calls_written_as_python_become_tool_calls():
+    read = ("read_range", {"path": "shop/pricing.py", "start": 4, "end": 8})
+    search = ("search", {"pattern": "apply_discount"})
+    for written, calls, prose in [
+        ('[search(pattern="apply_discount"), read_range(path="shop/pricing.py", start=4, end=8)]', [search, read],
+         []),  # Llama 3.2 and 4
+        ('Let me look.\n```tool_code\nprint(default_api.search(pattern="apply_discount"))\n```', [search],
+         ["Let me look."]),  # Gemma
+        ('read_range("shop/pricing.py", 4, 8)', [read], []),  # positional: in the order of the tool's parameters
+        ('<|python_start|>search(pattern="apply_discount", explanation=null)<|python_end|>', [search], []),
+    ]:  # fmt: skip
+        parts = _one(TextPart(written))
+        assert [(p.tool_name, p.args) for p in parts if isinstance(p, ToolCallPart)] == calls
+        assert [p.content for p in parts if isinstance(p, TextPart)] == prose
+
+
+def test_python_that_is_not_only_calls_of_offered_tools_stays_text():
+    for written in ('The bug is in apply_discount(price=10).', 'x = search(pattern="a")', 'search(pattern=a_name)',
+                    '[search(pattern="a"), run_tests()]', 'search(*args)', 'read_range("a", 1, 2, 3, 4)', '[1, 2]'):
+        assert _one(TextPart(written)) == [TextPart(written)]
+
+
+def test_a_reply_nested_deeper_than_a_parser_goes_stays_text_and_its_arguments_go_to_the_tool():
+    # a repetition loop of one token: json.loads raised RecursionError and ended the run as an internal error
+    assert _one(TextPart("[" * 5000)) == [TextPart("[" * 5000)]
+    assert _one(ToolCallPart("read_range", "{" * 5000, tool_call_id="c1"))[0].args == "{" * 5000

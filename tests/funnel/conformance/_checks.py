@@ -10,7 +10,8 @@ from funnel import PHASE_ORDER
 from schemas.enums import Phase
 from schemas.trace import PhaseChangeEvent, StartEvent, TraceEvent
 from tests.funnel.conformance._server import Protocol
-from tests.funnel.conformance.scenarios import Outcome, Scenario, run_scenario
+from tests.funnel.conformance._run import Outcome, run_scenario
+from tests.funnel.conformance.scenarios import Scenario
 from tests.funnel.harness_support import FIXTURE_REPO
 
 _ATTEMPT = re.compile(r"Attempt (\d+): the verifier")

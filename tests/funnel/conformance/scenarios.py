@@ -1,29 +1,20 @@
 """The conformance scenarios: one model behaviour each (issue 17's list, 1-10; 11: tool calls as plain servers pass
 them through), run through the real harness over HTTP.
 
-A scenario is a `Script` for `ModelServer` plus what the run may end with. `run_scenario` starts the server,
-points the provider at it through the environment (`OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`), runs `investigate`
-with a model string exactly as a user would, and returns what happened (result, HTTP requests, seconds).
+A scenario is a `Script` for `ModelServer` plus what the run may end with; `_run.run_scenario` runs one.
 `bench/conformance_table.py` runs them all and prints the README table.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import functools
 import json
-import os
 import re
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from funnel import CancelToken, Limits
-from funnel.run.loop import InvestigationResult, investigate
-from repomap import build_repo_map
+from funnel import Limits
 from schemas.enums import StopReason
 from tests.funnel.conformance._reports import (
     BAD_QUOTE,
@@ -37,7 +28,7 @@ from tests.funnel.conformance._reports import (
     structured,
 )
 from tests.funnel.conformance._server import Call, ModelServer, Protocol, Script, Seen, Turn
-from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT, REPORT
+from tests.funnel.harness_support import GOOD_REPORT
 
 EXPLORER = {"openai": "openai-chat:fake-model", "anthropic": "anthropic:claude-sonnet-4-5"}
 STRUCTURER = {"openai": "openai-chat:cheap-model", "anthropic": "anthropic:claude-haiku-4-5"}
@@ -154,6 +145,12 @@ def _thought_in_text(open_: str, close: str) -> Script:
                      for k, v in HAPPY.items()})  # fmt: skip
 
 
+def _python(call: Call) -> str:
+    """The call as a model trained on Python tool calls writes it, its values in JSON (`true`, not `True`)."""
+    assert isinstance(call.args, dict)
+    return f"{call.name}({', '.join(f'{k}={json.dumps(v)}' for k, v in call.args.items())})"
+
+
 def _hermes(call: Call) -> Turn:
     return text(f"I will call a tool.\n<tool_call>\n{json.dumps({'name': call.name, 'arguments': call.args})}"
                 "\n</tool_call>")
@@ -213,6 +210,9 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: happy(deep_dive=[Turn(text="Let me read it.", calls=READ.calls), FINISH])),
     Scenario(5, "empty_forever", "only empty replies", lambda: Script(explore=[text("")]),
              expect=frozenset({StopReason.error, StopReason.step_budget})),
+    Scenario(5, "nested_too_deep", "a degenerate reply, `[` 5,000 times, as text and as a tool call's arguments",
+             lambda: happy(explore=[text("[" * 5000), SEARCH, BEGIN], deep_dive=[tc("read_range", "{" * 5000), READ,
+                                                                                 FINISH])),
     # 6. cut off, context overflow
     Scenario(6, "report_cut_off", "finish_reason length in the report, then the whole report",
              lambda: happy(output=[text(GOOD_REPORT[:90], finish="length"), GOOD])),
@@ -296,6 +296,11 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: _plain(_hermes)),
     Scenario(11, "calls_as_json_text", "answers every call with a bare JSON object in the text",
              lambda: _plain(lambda c: text(json.dumps({"name": c.name, "parameters": c.args})))),
+    Scenario(11, "python_calls", "writes every call as Python, `[search(pattern=\"…\", fixed_strings=true)]` (Llama "
+             "3.2 and 4)", lambda: _plain(lambda c: text(f"[{_python(c)}]"))),
+    Scenario(11, "tool_code_fence", "writes every call in a ```` ```tool_code ```` fence as "
+             "`print(default_api.search(…))` (Gemma)",
+             lambda: _plain(lambda c: text(f"Let me look.\n```tool_code\nprint(default_api.{_python(c)})\n```"))),
     Scenario(11, "bare_completions", "completions without ids, `type` or `role`, arguments as JSON objects",
              lambda: Script(**{k: [Turn(text=t.text, calls=t.calls, bare=True) for t in v] for k, v in HAPPY.items()})),
 )
@@ -323,74 +328,3 @@ def cases(*behaviours: int) -> list[tuple[Scenario, Protocol]]:
 def by_name(name: str) -> Scenario:
     """The scenario called `name`."""
     return next(s for s in SCENARIOS if s.name == name)
-
-
-@functools.cache
-def fixture_map() -> Any:
-    """The fixture repository's map, built once per process (every scenario investigates the same tree)."""
-    return build_repo_map(FIXTURE_REPO, focus=REPORT.text)
-
-
-@dataclass
-class Outcome:
-    """What one scenario run produced."""
-
-    scenario: Scenario
-    protocol: Protocol
-    result: InvestigationResult
-    requests: list[Seen]
-    seconds: float
-    limits: Limits
-    cancel_latency_s: float | None = None
-    """Seconds from `CancelToken.cancel()` to `investigate` returning, when the run was cancelled."""
-
-    def of(self, role: str) -> list[Seen]:
-        """The HTTP requests of one role (explorer, structurer)."""
-        return [r for r in self.requests if r.role == role]
-
-
-@contextmanager
-def pointed_at(server: ModelServer, protocol: Protocol) -> Iterator[None]:
-    """The provider environment of a user pointing bugsleuth at `server` (restored afterwards)."""
-    env = ({"OPENAI_BASE_URL": server.openai_base_url, "OPENAI_API_KEY": "test"} if protocol == "openai"
-           else {"ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test"})  # fmt: skip
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-async def run_scenario(scenario: Scenario, protocol: Protocol, *, cancel_at_request: int | None = None) -> Outcome:
-    """Run one scenario end to end over HTTP; with `cancel_at_request=n`, cancel the run once the server has
-    received its n-th request (and measure how long the run takes to stop)."""
-    limits = BASE_LIMITS.with_(**scenario.limits)
-    repo_map = fixture_map()
-    cancel = CancelToken()
-    with ModelServer(scenario.script()) as server, pointed_at(server, protocol):
-        started = time.monotonic()
-        run = asyncio.ensure_future(investigate(
-            REPORT, FIXTURE_REPO, explorer=EXPLORER[protocol], limits=limits, cancel=cancel, repo_map=repo_map,
-            structurer=STRUCTURER[protocol] if scenario.structurer else None))  # fmt: skip
-        cancelled_at = None
-        while cancel_at_request is not None and not run.done():
-            if len(server.requests) >= cancel_at_request:
-                await asyncio.sleep(0.1)  # the request is in flight
-                cancelled_at = time.monotonic()
-                cancel.cancel("cancelled by the test")
-                break
-            await asyncio.sleep(0.01)
-        result = await run
-        ended = time.monotonic()
-    latency = ended - cancelled_at if cancelled_at is not None else None
-    return Outcome(scenario, protocol, result, list(server.requests), ended - started, limits, latency)
-
-
-def run_scenario_sync(scenario: Scenario, protocol: Protocol, **kw: Any) -> Outcome:
-    """`run_scenario` for synchronous callers (the bench script)."""
-    return asyncio.run(run_scenario(scenario, protocol, **kw))

@@ -6,7 +6,8 @@ import pytest
 
 from schemas.trace import ToolCallEvent
 from tests.funnel.conformance._checks import run_checked
-from tests.funnel.conformance.scenarios import Outcome, cases
+from tests.funnel.conformance._run import Outcome
+from tests.funnel.conformance.scenarios import cases
 
 
 def _calls(out: Outcome, tool: str, attempt: int | None = None) -> list[ToolCallEvent]:

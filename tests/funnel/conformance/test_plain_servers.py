@@ -1,6 +1,6 @@
 """Behaviour 11 over real HTTP: tool calls in the shapes a plain OpenAI-compatible server passes through from a
-mediocre model (prefixed or cased names, extra or encoded arguments, calls written into the text), the same way
-at every turn."""
+mediocre model (prefixed or cased names, extra or encoded arguments, calls written into the text as JSON or as
+Python), the same way at every turn."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pytest
 
 from schemas.trace import ToolCallEvent
 from tests.funnel.conformance._checks import run_checked
-from tests.funnel.conformance.scenarios import Outcome, cases
+from tests.funnel.conformance._run import Outcome
+from tests.funnel.conformance.scenarios import cases
 
 
 def _every_call_runs_as_the_tool_it_means(out: Outcome) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.funnel.conformance._checks import run_checked
-from tests.funnel.conformance.scenarios import Outcome, cases
+from tests.funnel.conformance._run import Outcome
+from tests.funnel.conformance.scenarios import cases
 from tests.funnel.harness_support import GOOD_REPORT
 
 
@@ -27,6 +28,11 @@ def _thought_is_not_the_report(out: Outcome) -> None:
     assert out.result.report_markdown == GOOD_REPORT.strip()
     assert [f.path for f in out.result.diagnosis.affected_files] == ["shop/pricing.py"]
     assert out.result.diagnosis.summary == "A 10% discount removes the whole price."
+
+
+def _degenerate_reply_is_prose_and_its_call_refused(out: Outcome) -> None:
+    refused = [e.error for e in out.result.events if getattr(e, "tool", None) == "read_range" and e.error]
+    assert len(refused) == 1 and "invalid arguments" in refused[0] and len(out.requests) == 7
 
 
 def _cut_off_arguments_are_traced_as_refused(out: Outcome) -> None:
@@ -61,6 +67,7 @@ EXTRA = {
     "context_overflow": _overflow_is_not_retried,
     "report_in_reasoning_only": _reasoning_is_not_the_report,
     "thought_closed_only": _thought_is_not_the_report,
+    "nested_too_deep": _degenerate_reply_is_prose_and_its_call_refused,
     "thought_in_other_tags": _thought_is_not_the_report,
 }
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.funnel.conformance._checks import run_checked
-from tests.funnel.conformance.scenarios import Outcome, cases
+from tests.funnel.conformance._run import Outcome
+from tests.funnel.conformance.scenarios import cases
 
 
 def _read_in_attempt_1(out: Outcome) -> None:

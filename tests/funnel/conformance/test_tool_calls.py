@@ -6,7 +6,8 @@ import pytest
 
 from schemas.trace import PhaseChangeEvent, ToolCallEvent
 from tests.funnel.conformance._checks import run_checked
-from tests.funnel.conformance.scenarios import Outcome, cases
+from tests.funnel.conformance._run import Outcome
+from tests.funnel.conformance.scenarios import cases
 
 
 def _tools(out: Outcome) -> list[tuple[str, str, bool]]:

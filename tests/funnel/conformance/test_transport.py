@@ -7,7 +7,8 @@ import pytest
 from schemas.enums import StopReason
 from tests.funnel.conformance._checks import check_causal_trace, run_checked
 from tests.funnel.conformance._server import Turn
-from tests.funnel.conformance.scenarios import Outcome, Scenario, by_name, cases, happy, run_scenario
+from tests.funnel.conformance._run import Outcome, run_scenario
+from tests.funnel.conformance.scenarios import Scenario, by_name, cases, happy
 
 NORMAL_REQUESTS = 5
 """HTTP requests of the well-behaved path: search, begin_deep_dive, read_range, finish_deep_dive, report."""

@@ -391,3 +391,7 @@ def test_a_report_written_as_json_is_read_and_says_so():
 
 def test_json_of_another_shape_is_read_as_markdown():
     assert parse_report('{"answer": 42}').notes[0] == "no template headings found"
+
+
+def test_json_nested_deeper_than_the_parser_goes_is_read_as_markdown():
+    assert parse_report('{"summary": ' + "[" * 5000 + "\n## Summary\nDivides by 10.\n").summary == "Divides by 10."
