@@ -80,6 +80,8 @@ def load_json(body: bytes, content_type: str = "") -> dict[str, Any]:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise Invalid(f"body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise Invalid("body is JSON nested deeper than the parser reads (about a thousand levels)") from None
     if not isinstance(data, dict):
         raise Invalid(f"body is JSON but not an object (got {type(data).__name__})")
     return data

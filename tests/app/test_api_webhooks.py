@@ -142,3 +142,12 @@ async def test_a_form_encoded_delivery_githubs_default_content_type_is_read_from
         refused = await svc.client.post("/webhooks/github", content=empty,
                                         headers={**signed(empty, "d-form-2"), "Content-Type": "application/x-www-form-urlencoded"})  # fmt: skip
         assert refused.status_code == 400 and "no `payload` field" in refused.json()["detail"]
+
+
+async def test_a_signed_delivery_nested_too_deep_is_a_400_recorded_not_a_500(base_settings, fixture_repo):
+    async with github_service(base_settings, fixture_repo) as svc:
+        body = b'{"action": "opened", "issue": ' + b"[" * 100_000 + b"}"
+        r = await svc.client.post("/webhooks/github", content=body, headers=signed(body, "d-deep"))
+        assert r.status_code == 400 and "nested deeper" in r.json()["detail"]
+        async with svc.runtime.db.session() as s:
+            assert [(d.outcome, d.delivery_id) for d in await store.list_deliveries(s)] == [("invalid", "d-deep")]
