@@ -23,7 +23,7 @@ _CODE_EXT = frozenset(
 
 # --- report parts ---
 _RUST_PANIC_MSG = re.compile(r"panicked at [^\n]*?:\n([^\n]{8,200})")
-_FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_FENCE = re.compile(r"```[^`\n]*\n(.*?)(?:```|\Z)", re.S)  # an info string holds no backtick (CommonMark)
 _WIKI_BLOCK = re.compile(r"^[ \t]*\{(code|noformat)(?::[^}\n]*)?\}(.*?)(?:\{\1\}|\Z)", re.S | re.M)
 """A code block in Jira's wiki markup (`{code:java}...{code}`, `{noformat}...{noformat}`): what a description of
 Jira Server or Data Center (webhook API v2) and text copied out of Jira carry instead of a fence; it opens a line."""
@@ -36,17 +36,17 @@ _QUOTED = re.compile(
 """A quoted message: in straight quotes, or in the typographic quotes of English prose, Chinese, Japanese and
 French (text pasted from a chat, a word processor or a tracker that curls its quotes)."""
 _ERROR_LINE = re.compile(
-    r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Panic|Failure))\s*:\s*(.{4,300})$", re.M
+    r"^[^\S\n]*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Panic|Failure))\s*:\s*(.{4,300})$", re.M
 )
 # The imported names: a parenthesized list (may span lines) or the rest of the line, never the next statement.
 _PY_IMPORT = re.compile(
-    r"^\s*(?:>>>\s*|\.\.\.\s*)?from\s+([\w.]+)\s+import\s+(?:\(([^()]*)\)|\(?([\w \t,.*]+))", re.M
+    r"^[^\S\n]*(?:>>>\s*|\.\.\.\s*)?from\s+([\w.]+)\s+import\s+(?:\(([^()]*)\)|\(?([\w \t,.*]+))", re.M
 )
-_PY_IMPORT_PLAIN = re.compile(r"^\s*(?:>>>\s*|\.\.\.\s*)?import\s+([\w.]+(?:\s*,\s*[\w.]+)*)", re.M)
+_PY_IMPORT_PLAIN = re.compile(r"^[^\S\n]*(?:>>>\s*|\.\.\.\s*)?import\s+([\w.]+(?:\s*,\s*[\w.]+)*)", re.M)
 _JS_IMPORT = re.compile(r"""(?:from\s+|require\(\s*|import\(\s*)['"]([^'"\n]+)['"]""")
-_JAVA_IMPORT = re.compile(r"^\s*import\s+(?:static\s+)?([\w.]+)(?:\.\*)?\s*;", re.M)
-_GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:\w+\s+)?"([\w./-]+)"\s*$', re.M)
-_RUST_USE = re.compile(r"^\s*use\s+([\w:]+)", re.M)
+_JAVA_IMPORT = re.compile(r"^[^\S\n]*import\s+(?:static\s+)?([\w.]+)(?:\.\*)?\s*;", re.M)
+_GO_IMPORT = re.compile(r'^[^\S\n]*(?:import\s+)?(?:\w+\s+)?"([\w./-]+)"\s*$', re.M)
+_RUST_USE = re.compile(r"^[^\S\n]*use\s+([\w:]+)", re.M)
 _OPTION = re.compile(rf"(?<![{NAME_CHARS}-])(--[a-z][{NAME_CHARS}-]{{2,}})")
 _CONSTANT = re.compile(rf"(?<![{NAME_CHARS}])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![{NAME_CHARS}])")
 

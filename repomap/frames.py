@@ -16,32 +16,32 @@ __all__ = ("Frame", "PathMatcher", "innermost_first", "is_library_path", "match_
 
 _PY_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([^\s\n]+))?')
 _JS_FRAME = re.compile(
-    r"^\s*at\s+(?:(?:async\s+)?([^\s(]+(?:\s\[as [^\]]+\])?)\s+\()?(?:file://)?([^\s()]+?):(\d+)(?::\d+)?\)?\s*$",
+    r"^[^\S\n]*at\s+(?:(?:async\s+)?([^\s(]+(?:\s\[as [^\]]+\])?)\s+\()?(?:file://)?([^\s()]+?):(\d+)(?::\d+)?\)?\s*$",
     re.M,
 )
 _JAVA_FRAME = re.compile(
-    r"^\s*at\s+([\w$.<>/]+)\.([\w$<>]+)\((?:([\w$.-]+\.(?:java|kt|scala|groovy))|Unknown Source|SourceFile)(?::(\d+))?\)",
+    r"^[^\S\n]*at\s+([\w$.<>/]+)\.([\w$<>]+)\((?:([\w$.-]+\.(?:java|kt|scala|groovy))|Unknown Source|SourceFile)(?::(\d+))?\)",
     re.M,
 )
 """`at pkg.Cls.method(Cls.java:45)`; also with no line or file name (`(Unknown Source)`, R8's `(SourceFile:12)`)."""
-_DOTNET_BARE = re.compile(r"^\s*at\s+((?:[A-Za-z_][\w+]*\.)+)([A-Za-z_]\w*)\((?!Native Method\))[^()\n]*\)\s*$", re.M)
+_DOTNET_BARE = re.compile(r"^[^\S\n]*at\s+((?:[A-Za-z_][\w+]*\.)+)([A-Za-z_]\w*)\((?!Native Method\))[^()\n]*\)\s*$", re.M)
 """A .NET frame with no file and line (a release build without its symbols): `   at Shop.OrderService.Total(Order o)`."""
 _GO_FRAME = re.compile(r"^([^\s(]+(?:\(\*?\w+\)[^\s(]*)?)\([^\n]*\)\n\s+(\S+\.go):(\d+)", re.M)
-_RUBY_FRAME = re.compile(r"^\s*(?:from\s+)?((?:[A-Za-z]:)?[^\s:'\"`]+\.(?:rb|rake|erb)):(\d+):in [`']([^'`\n]+)'", re.M)
-_PHP_FRAME = re.compile(r"^\s*#\d+\s+((?:[A-Za-z]:)?[^\s(]+\.(?:php|phtml|inc))\((\d+)\):\s+([^\s(]+)\(", re.M)
+_RUBY_FRAME = re.compile(r"^[^\S\n]*(?:from\s+)?((?:[A-Za-z]:)?[^\s:'\"`]+\.(?:rb|rake|erb)):(\d+):in [`']([^'`\n]+)'", re.M)
+_PHP_FRAME = re.compile(r"^[^\S\n]*#\d+\s+((?:[A-Za-z]:)?[^\s(]+\.(?:php|phtml|inc))\((\d+)\):\s+([^\s(]+)\(", re.M)
 _PHP_ERROR = re.compile(r"\bin ((?:[A-Za-z]:)?[^\s:]+\.(?:php|phtml|inc))(?: on line |:)(\d+)\b")
-_DOTNET_FRAME = re.compile(r"^\s*at\s+([^\s(]+)\([^\n]*?\)\s+in\s+(.+?\.(?:cs|vb|fs)):line (\d+)", re.M)
+_DOTNET_FRAME = re.compile(r"^[^\S\n]*at\s+([^\s(]+)\([^\n]*?\)\s+in\s+(.+?\.(?:cs|vb|fs)):line (\d+)", re.M)
 _RUST_PANIC = re.compile(r"panicked at (?:'[^'\n]*', |\"[^\"\n]*\", )?([^\s:'\"]+\.rs):(\d+)(?::\d+)?")
-_RUST_FRAME = re.compile(r"^\s*\d+:\s+(?:0x[0-9a-f]+ - )?([\w:<>$.{}\s]+?)\n\s+at\s+(\S+\.rs):(\d+)", re.M)
+_RUST_FRAME = re.compile(r"^[^\S\n]*\d+:\s+(?:0x[0-9a-f]+ - )?([\w:<>$.{}\s]+?)\n\s+at\s+(\S+\.rs):(\d+)", re.M)
 _NATIVE_FRAME = re.compile(
-    r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?([^\n]*?)\s+(?:at\s+)?"
+    r"^[^\S\n]*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?([^\n]*?)\s+(?:at\s+)?"
     r"((?:[A-Za-z]:)?[\w./\\+-]*[\w-]\.(?:c|h|cc|cpp|cxx|hpp|hh|hxx|m|mm|rs|go|swift|zig)):(\d+)(?::\d+)?\b",
     re.M,
 )
 """A numbered backtrace frame, innermost first: gdb's `#4  0x… in jv_string_implode (j=...) at jv.c:717`, lldb's,
 and a sanitizer's `#0 0x… in decUnitCompare src/decNumber/decNumber.c:6257`."""
 _APPLE_FRAME = re.compile(
-    r"^\s*\d+\s+(?:\S+\s+)?0x[0-9a-fA-F]+\s+([^\n]+?)\s+\+\s+\d+\s+"
+    r"^[^\S\n]*\d+\s+(?:\S+\s+)?0x[0-9a-fA-F]+\s+([^\n]+?)\s+\+\s+\d+\s+"
     r"(?:\(([^\s():]+\.(?:swift|m|mm|c|cc|cpp|h)):(\d+)\)|in\s+\S+\s+at\s+(\S+\.(?:swift|m|mm|c|cc|cpp|h)):(\d+))",
     re.M,
 )
@@ -49,7 +49,7 @@ _APPLE_FRAME = re.compile(
 (`0 0x… Cart.total() + 120 in MyApp at /src/Cart.swift:42:5`): innermost first, the symbol before the offset."""
 _SWIFT_NAME = re.compile(r"([A-Za-z_][\w.]*)\(")
 _GENERIC_FRAME = re.compile(
-    rf"(?<![{NAME_CHARS}/.\"'-])((?:[A-Za-z]:)?[{NAME_CHARS}./\\-]*[{NAME_CHARS}-]\."
+    rf"(?<![{NAME_CHARS}/.\\\"'-])((?:[A-Za-z]:)?[{NAME_CHARS}./\\-]*[{NAME_CHARS}-]\."
     r"(?:c|h|cc|cpp|cxx|hpp|hh|rb|php|cs|swift|m|mm|lua|go|rs|py|js|ts|tsx|jsx|java|kt)):(\d+)(?::\d+)?"
     rf"(?![{NAME_CHARS}])"
 )

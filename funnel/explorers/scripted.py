@@ -22,7 +22,7 @@ __all__ = ("ScriptedExplorer", "pick_identifier")
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 _MATCH = re.compile(r"^(?P<path>[^\s:]+):(?P<line>\d+): ", re.MULTILINE)
-_NUMBERED = re.compile(r"^\s*(?P<n>\d+)\| (?P<text>.*)$", re.MULTILINE)
+_NUMBERED = re.compile(r"^[^\S\n]*(?P<n>\d+)\| (?P<text>.*)$", re.MULTILINE)
 _COMMON = frozenset(
     "this that with when then from have error when what after before should would could expected actual "
     "traceback file line return none true false self python version using used work works working".split()

@@ -261,7 +261,7 @@ def spans_of(defs: Sequence[object]) -> list[SymbolSpan]:
 
 _PY_DEF = re.compile(r"^([ \t]*)(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)", re.M)
 _KEYWORD_DEF = re.compile(
-    r"^[ \t]*(?:[a-z]+\s+)*?(fun|def|defp|defmodule|func|function|fn|sub|proc|class|object|interface|trait|struct|"
+    r"^[ \t]*(?:[a-z]+[ \t]+)*?(fun|def|defp|defmodule|func|function|fn|sub|proc|class|object|interface|trait|struct|"
     r"enum|protocol|extension|module|record|message|service|rule)\s+([A-Za-z_][\w.]*)", re.M)
 """A definition by its keyword, in languages with no grammar here (`repomap.languages.TEXT_SOURCE_EXTENSIONS`)."""
 _FUNCTION_KEYWORDS = frozenset("function fn func fun def defp sub proc rule".split())

@@ -16,7 +16,7 @@ from repomap.focus import Focus
 __all__ = ("Read", "literal_keys", "parse_read", "parse_search_hits", "search_terms", "symbol_queries")
 
 _HIT = re.compile(r"^(?P<path>[^\s:][^:\n]*):(?P<line>\d+): ", re.M)
-_NUMBERED = re.compile(r"^\s*(?P<n>\d+)\| ?(?P<text>.*)$", re.M)
+_NUMBERED = re.compile(r"^[^\S\n]*(?P<n>\d+)\| ?(?P<text>.*)$", re.M)
 _READ_HEAD = re.compile(r"^(?P<path>\S+) lines (?P<start>\d+)-(?P<end>\d+) of (?P<total>\d+)", re.M)
 _PLACEHOLDER = re.compile(
     r"""['"`]?\{[^}]*\}['"`]?|%[-+ #0-9.]*[sdrifgxXc]|<[^>]+>|['"][^'"]{0,60}['"]|\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)?\b"""

@@ -52,7 +52,7 @@ def declares_version(path: str, text: str) -> bool:
     return path.rpartition("/")[2] == "__init__.py" and _OWN_VERSION.search(text) is not None
 
 
-_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.M)
+_SUBMODULE_PATH = re.compile(r"^[^\S\n]*path\s*=\s*(.+?)\s*$", re.M)
 
 
 def submodule_paths(root: Path) -> tuple[str, ...]:
