@@ -29,12 +29,25 @@ _HARMONY_FINAL = "<|channel|>final<|message|>"
 _HARMONY_TOKEN = re.compile(r"<\|[a-z_]+\|>(?:analysis|final|assistant)?")
 
 
-def _in_code(text: str, at: int) -> bool:
-    """Whether position `at` lies in a fenced block or an inline code span, or is quoted (`'</think>'`)."""
-    before = text[:at]
-    fences = sum(1 for line in before.split("\n")[:-1] if line.lstrip().startswith(("```", "~~~")))
-    line = before.rpartition("\n")[2]
-    return fences % 2 == 1 or line.count("`") % 2 == 1 or line.endswith(("'", '"'))
+class _Code:
+    """Whether positions of a text, asked in increasing order, lie in a fenced block or an inline code span, or are
+    quoted (`'</think>'`); each character is read once, so a reply of many tags costs no more than a long one."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = self.line_start = self.ticks = 0
+        self.fenced = False
+
+    def __call__(self, at: int) -> bool:
+        chunk = self.text[self.pos : at]
+        if "\n" in chunk:
+            *ended, current = self.text[self.line_start : at].split("\n")
+            self.fenced ^= sum(line.lstrip().startswith(("```", "~~~")) for line in ended) % 2 == 1
+            self.line_start, self.ticks = at - len(current), current.count("`")
+        else:
+            self.ticks += chunk.count("`")
+        self.pos = at
+        return self.fenced or self.ticks % 2 == 1 or self.text[at - 1 : at] in ("'", '"')
 
 
 def thinking_in_text(text: str) -> tuple[list[str], str]:
@@ -50,8 +63,9 @@ def thinking_in_text(text: str) -> tuple[list[str], str]:
     thoughts: list[str] = []
     answer: list[str] = []
     pos, opened, closed = 0, None, False
+    in_code = _Code(text)
     for m in _TAG.finditer(text):
-        if _in_code(text, m.start()):
+        if in_code(m.start()):
             continue
         if m.group("open") and opened is None:
             answer.append(text[pos : m.start()])

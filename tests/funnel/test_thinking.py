@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic_ai.messages import ModelResponse, TextPart, ThinkingPart, ToolCallPart
 
-from funnel.thinking import split_thinking, thinking_in_text
+from funnel.thinking import _Code, split_thinking, thinking_in_text
 
 REPORT = "## Summary\nA 10% discount removes the whole price.\n"
 
@@ -69,3 +69,18 @@ def test_split_thinking_makes_thinking_parts_and_keeps_tool_calls():
 def test_a_response_without_thought_is_the_same_object():
     response = ModelResponse(parts=[TextPart(REPORT)])
     assert split_thinking(response) is response
+
+
+def _in_code_read_from_the_start(text: str, at: int) -> bool:
+    before = text[:at]
+    fences = sum(1 for line in before.split("\n")[:-1] if line.lstrip().startswith(("```", "~~~")))
+    line = before.rpartition("\n")[2]
+    return fences % 2 == 1 or line.count("`") % 2 == 1 or line.endswith(("'", '"'))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["`", "```", "~~~", "\n", " ", "'", "a", "</think>"]), max_size=20).map("".join))
+def test_reading_once_finds_code_where_reading_from_the_start_does(text):
+    in_code = _Code(text)
+    assert [in_code(i) for i in range(len(text) + 1)] == [_in_code_read_from_the_start(text, i)
+                                                          for i in range(len(text) + 1)]  # fmt: skip
