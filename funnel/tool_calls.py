@@ -64,8 +64,28 @@ def tool_name(name: str, offered: dict[str, ToolDefinition]) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+def _literal(node: ast.expr) -> Any:
+    """The value a Python argument spells: a literal, or JSON's `true`/`false`/`null` as a model writes them."""
+    if isinstance(node, ast.Name) and node.id in _JSON_WORDS:
+        return _JSON_WORDS[node.id]
+    return ast.literal_eval(node)
+
+
+def _python_dict(text: str) -> dict[str, Any] | None:
+    """The object a Python literal spells where JSON was due (`{'path': 'a.py', 'start': 4,}`: single quotes, a
+    trailing comma, `True`/`None` or JSON's words), or None."""
+    try:
+        node = ast.parse(text, mode="eval").body
+        if not isinstance(node, ast.Dict) or not all(isinstance(k, ast.Constant) for k in node.keys):
+            return None
+        return {k.value: _literal(v) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[union-attr]
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        return None
+
+
 def _decoded(args: str | dict[str, Any] | None) -> tuple[Any, bool]:
-    """The value the arguments spell, and whether reading it took a repair (`null`, empty, JSON in a string)."""
+    """The value the arguments spell, and whether reading it took a repair (`null`, empty, JSON in a string, a
+    Python literal)."""
     if args is None:
         return {}, True
     if not isinstance(args, str):
@@ -76,7 +96,8 @@ def _decoded(args: str | dict[str, Any] | None) -> tuple[Any, bool]:
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):  # not JSON, or nested deeper than a parser goes
-        return None, False
+        value = _python_dict(text)
+        return (value, True) if value is not None else (None, False)
     if value is None:
         return {}, True
     if isinstance(value, str):
@@ -85,6 +106,17 @@ def _decoded(args: str | dict[str, Any] | None) -> tuple[Any, bool]:
         except (ValueError, RecursionError):
             return None, False
     return value, False
+
+
+def _unwrapped(value: dict[str, Any], tool: ToolDefinition) -> dict[str, Any] | None:
+    """The arguments of a call sent whole as its own arguments (`{"name": "search", "arguments": {…}}`), or None."""
+    inner = [value[k] for k in _ARG_KEYS if k in value]
+    if set(value) - {"name", *_ARG_KEYS} or len(inner) != 1 or not isinstance(inner[0], dict | str):
+        return None
+    if tool_name(str(value.get("name", tool.name)), {tool.name: tool}) != tool.name:
+        return None
+    decoded, _ = _decoded(inner[0]) if isinstance(inner[0], str) else (inner[0], False)
+    return decoded if isinstance(decoded, dict) else None
 
 
 _SYNONYMS = {"query": "pattern", "regex": "pattern", "search": "pattern", "file": "path", "filename": "path",
@@ -106,8 +138,8 @@ def _renamed(value: dict[str, Any], known: dict[str, Any]) -> dict[str, Any]:
 
 
 def _arguments(args: str | dict[str, Any] | None, tool: ToolDefinition) -> str | dict[str, Any] | None:
-    """The arguments a tool call means: `null`, an empty string or a JSON string holding an object read as that
-    object; an argument under another agent's name for a parameter the call leaves out renamed to it
+    """The arguments a tool call means: `null`, an empty string, a JSON string holding an object or a Python literal
+    read as that object; a whole call sent as its arguments read as that call's; an argument under another agent's name for a parameter the call leaves out renamed to it
     (`file_path` → `path`, `start_line` → `start`, `query` → `pattern`); an argument the tool does not take dropped
     when every argument it needs is there. The arguments as sent when they need no reading (and when they cannot be
     read: the tool refuses them with its reason)."""
@@ -116,6 +148,8 @@ def _arguments(args: str | dict[str, Any] | None, tool: ToolDefinition) -> str |
         return args
     schema = tool.parameters_json_schema
     known = schema.get("properties") or {}
+    if not set(value) & set(known) and (inner := _unwrapped(value, tool)) is not None:
+        value, repaired = inner, True
     if schema.get("additionalProperties") is False and (renamed := _renamed(value, known)) != value:
         value, repaired = renamed, True
     if schema.get("additionalProperties") is False and any(k not in known for k in value):
@@ -137,7 +171,8 @@ def _calls_in_text(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[
         try:
             value = json.loads(body)
         except (ValueError, RecursionError):  # not JSON, or a degenerate reply nested deeper than a parser goes
-            continue
+            if (value := _python_dict(body)) is None:
+                continue
         calls = value if isinstance(value, list) else [value]
         named = []
         for call in calls:
@@ -152,13 +187,6 @@ def _calls_in_text(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[
             found[:0] = named
             rest = rest[: span[0]] + rest[span[1] :]
     return found, rest
-
-
-def _literal(node: ast.expr) -> Any:
-    """The value a Python argument spells: a literal, or JSON's `true`/`false`/`null` as a model writes them."""
-    if isinstance(node, ast.Name) and node.id in _JSON_WORDS:
-        return _JSON_WORDS[node.id]
-    return ast.literal_eval(node)
 
 
 def _python_call(node: ast.expr, offered: dict[str, ToolDefinition]) -> tuple[str, dict[str, Any]] | None:

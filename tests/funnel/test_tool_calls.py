@@ -120,3 +120,20 @@ def test_a_reply_nested_deeper_than_a_parser_goes_stays_text_and_its_arguments_g
     # a repetition loop of one token: json.loads raised RecursionError and ended the run as an internal error
     assert _one(TextPart("[" * 5000)) == [TextPart("[" * 5000)]
     assert _one(ToolCallPart("read_range", "{" * 5000, tool_call_id="c1"))[0].args == "{" * 5000
+
+
+def test_arguments_written_as_a_python_literal_are_read_as_the_object():
+    call = ToolCallPart("read_range", "{'path': 'shop/pricing.py', 'start': 4, 'end': 8,}", tool_call_id="c1")
+    assert _one(call)[0].args == {"path": "shop/pricing.py", "start": 4, "end": 8}
+    written = "<tool_call>{'name': 'search', 'arguments': {'pattern': 'apply_discount'}}</tool_call>"
+    assert [(p.tool_name, p.args) for p in _one(TextPart(written))] == [("search", {"pattern": "apply_discount"})]
+    for code in ("{'path': f'{x}'}", "{'path': open('x')}", "print(1)"):  # only literals are read; nothing runs
+        assert _one(ToolCallPart("read_range", code, tool_call_id="c1"))[0].args == code
+
+
+def test_a_whole_call_sent_as_its_own_arguments_is_read_as_that_calls_arguments():
+    wrapped = '{"name": "functions.read_range", "arguments": {"path": "shop/pricing.py", "start": 4}}'
+    assert _one(ToolCallPart("read_range", wrapped, tool_call_id="c1"))[0].args == {"path": "shop/pricing.py",
+                                                                                     "start": 4}  # fmt: skip
+    other = '{"name": "search", "arguments": {"path": "shop/pricing.py"}}'  # names another tool: left to be refused
+    assert _one(ToolCallPart("read_range", other, tool_call_id="c1"))[0].args == other

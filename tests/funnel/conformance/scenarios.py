@@ -292,6 +292,10 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: _plain(lambda c: tc(c.name, {_OTHER_NAMES.get(k, k): v for k, v in c.args.items()}))),
     Scenario(11, "encoded_arguments", "sends arguments as a JSON string in the JSON string, `null` when none",
              lambda: _plain(lambda c: tc(c.name, json.dumps(json.dumps(c.args)) if c.args else "null"))),
+    Scenario(11, "python_dict_arguments", "sends arguments as a Python dict, `{'pattern': 'apply_discount', "
+             "'fixed_strings': True,}`", lambda: _plain(lambda c: tc(c.name, repr(c.args)[:-1] + ",}" if c.args else "{}"))),
+    Scenario(11, "call_as_arguments", "sends each call whole as its own arguments, `{\"name\": …, \"arguments\": {…}}`",
+             lambda: _plain(lambda c: tc(c.name, json.dumps({"name": c.name, "arguments": c.args})))),
     Scenario(11, "calls_in_text", "writes every call into the text as `<tool_call>{…}</tool_call>`",
              lambda: _plain(_hermes)),
     Scenario(11, "calls_as_json_text", "answers every call with a bare JSON object in the text",
