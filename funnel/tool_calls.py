@@ -226,9 +226,24 @@ def _python_calls(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[t
     return [], text
 
 
+def _unique_ids(response: ModelResponse) -> ModelResponse:
+    """`response` with a fresh id for each tool call whose id an earlier call of it has (servers that number every
+    call `call_0`, or send `0` for all): PydanticAI refuses the whole response otherwise."""
+    seen: set[str] = set()
+    parts: list[ModelResponsePart] = []
+    for part in response.parts:
+        if isinstance(part, ToolCallPart):
+            if part.tool_call_id in seen:
+                part = dataclasses.replace(part, tool_call_id=f"call_{uuid.uuid4().hex}")
+            seen.add(part.tool_call_id)
+        parts.append(part)
+    return dataclasses.replace(response, parts=parts) if parts != response.parts else response
+
+
 def repair_response(response: ModelResponse, params: ModelRequestParameters) -> ModelResponse:
-    """`response` with its tool calls read as the offered tools they mean (the same response when nothing needed
-    reading)."""
+    """`response` with its tool calls read as the offered tools they mean, each under an id of its own (the same
+    response when nothing needed reading)."""
+    response = _unique_ids(response)
     offered = _offered(params)
     if not offered:
         return response

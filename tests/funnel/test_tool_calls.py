@@ -137,3 +137,9 @@ def test_a_whole_call_sent_as_its_own_arguments_is_read_as_that_calls_arguments(
                                                                                      "start": 4}  # fmt: skip
     other = '{"name": "search", "arguments": {"path": "shop/pricing.py"}}'  # names another tool: left to be refused
     assert _one(ToolCallPart("read_range", other, tool_call_id="c1"))[0].args == other
+
+
+def test_calls_sharing_an_id_each_get_one_of_their_own():
+    parts = _one(ToolCallPart("search", {"pattern": "a"}, tool_call_id="call_0"),
+                 ToolCallPart("read_range", {"path": "a.py"}, tool_call_id="call_0"), params=ModelRequestParameters())
+    assert parts[0].tool_call_id == "call_0" and parts[1].tool_call_id not in ("call_0", "")

@@ -55,6 +55,8 @@ class Turn:
     """Send the headers and part of the body, then drop the connection."""
     hang: bool = False
     """Never answer (until the server stops)."""
+    call_id: str | None = None
+    """The id every tool call of the reply carries (a server that numbers each call `call_0`); default: unique."""
     bare: bool = False
     """Chat Completions JSON as a plain server may send it: no completion `id` or `object`, no message `role`, tool
     calls without `id` or `type`, their arguments a JSON object rather than a string."""
@@ -230,7 +232,7 @@ def _openai_json(turn: Turn, model: str) -> dict[str, Any]:
         message["reasoning_content"] = turn.reasoning
     if turn.calls:
         message["tool_calls"] = [
-            {"id": f"call_{i}_{time.monotonic_ns()}", "type": "function",
+            {"id": turn.call_id or f"call_{i}_{time.monotonic_ns()}", "type": "function",
              "function": {"name": c.name, "arguments": _args_text(c)}}
             for i, c in enumerate(turn.calls)
         ]  # fmt: skip

@@ -57,6 +57,7 @@ BEGIN = tc("begin_deep_dive", {"suspects": ["shop/pricing.py:apply_discount"]})
 READ = tc("read_range", {"path": "shop/pricing.py", "start": 4, "end": 8})
 FINISH = tc("finish_deep_dive")
 GOOD = text(GOOD_REPORT)
+SEARCH_AND_LIST = Turn(calls=[SEARCH.calls[0], Call("list_dir", {"path": "shop"})])
 
 
 def cite(report: str, location: str) -> str:
@@ -192,8 +193,7 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: happy(explore=[tc("read_range", MALFORMED)]),
              expect=frozenset({StopReason.error, StopReason.step_budget})),
     # 4. parallel tool calls
-    Scenario(4, "parallel_reads", "search and list_dir in one response",
-             lambda: happy(explore=[Turn(calls=[SEARCH.calls[0], Call("list_dir", {"path": "shop"})]), BEGIN])),
+    Scenario(4, "parallel_reads", "search and list_dir in one response", lambda: happy(explore=[SEARCH_AND_LIST, BEGIN])),
     Scenario(4, "control_with_read", "begin_deep_dive and read_range in one response",
              lambda: happy(explore=[SEARCH, Turn(calls=[BEGIN.calls[0], READ.calls[0]])], deep_dive=[FINISH])),
     Scenario(4, "search_after_begin", "begin_deep_dive then search in one response",
@@ -305,6 +305,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(11, "tool_code_fence", "writes every call in a ```` ```tool_code ```` fence as "
              "`print(default_api.search(…))` (Gemma)",
              lambda: _plain(lambda c: text(f"Let me look.\n```tool_code\nprint(default_api.{_python(c)})\n```"))),
+    Scenario(11, "same_call_ids", "gives every tool call the id `call_0`, two calls in one reply included",
+             lambda: Script(**{k: [dataclasses.replace(t, call_id="call_0") for t in v]
+                               for k, v in {**HAPPY, "explore": [SEARCH_AND_LIST, BEGIN]}.items()})),
     Scenario(11, "bare_completions", "completions without ids, `type` or `role`, arguments as JSON objects",
              lambda: Script(**{k: [Turn(text=t.text, calls=t.calls, bare=True) for t in v] for k, v in HAPPY.items()})),
 )
