@@ -5,7 +5,10 @@ response ("Invalid response from openai chat completions endpoint: 4 validation 
 first request: a tool call without an `id` or a `type` (llama.cpp, older Ollama), its arguments as a JSON object
 instead of a string, a completion without `id` or `object`, a message without `role`. Each missing field is filled
 with the one value it can have (a fresh id, `"function"`, the arguments as JSON text, `"assistant"`) before
-PydanticAI validates the response; anything else is refused as before.
+PydanticAI validates the response; anything else is refused as before. A completion with no choice at all, sent
+with a 200 status (a proxy's `{"error": {"message": "Upstream provider returned an error", "code": 502}}`, or
+`"choices": []`), is the server failure it reports, retried as a 5xx is: it ended the run with PydanticAI's
+validation error, or an `IndexError` taken for bugsleuth's own.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ import uuid
 from typing import Any
 
 from openai.types import chat
+from pydantic_ai import exceptions as pai_exc
 from pydantic_ai.models import Model
 from pydantic_ai.models.openai import OpenAIChatModel
 
-__all__ = ("LenientChatModel", "completion_data", "lenient")
+__all__ = ("LenientChatModel", "completion_data", "lenient", "no_choice")
 
 
 def _text(value: Any) -> bool:
@@ -63,12 +67,30 @@ def completion_data(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def no_choice(data: dict[str, Any]) -> str | None:
+    """What a completion with no choice says about itself (a proxy's `{"error": {…}}` or `"choices": []` under a 200
+    status), or None when it has a choice."""
+    choices = data.get("choices")
+    if isinstance(choices, list) and choices:
+        return None
+    error = data.get("error")
+    said = error.get("message") if isinstance(error, dict) else error
+    code = error.get("code") if isinstance(error, dict) else None
+    detail = " ".join(str(said).split())[:200] if said else ""
+    return "the endpoint answered without a reply" + (f": {detail}" if detail else "") + (
+        f" (code {code})" if code is not None else "")
+
+
 class LenientChatModel(OpenAIChatModel):
-    """`OpenAIChatModel` that reads a completion a plain server left fields out of (`completion_data`)."""
+    """`OpenAIChatModel` that reads a completion a plain server left fields out of (`completion_data`), and takes
+    one without any choice for the server failure it reports (retried as a 5xx is)."""
 
     def _validate_completion(self, response: chat.ChatCompletion) -> Any:
         """PydanticAI's documented hook for custom validation: the completion, its missing fields filled first."""
-        repaired = completion_data(response.model_dump(warnings=False))
+        data = response.model_dump(warnings=False)
+        if (failure := no_choice(data)) is not None:
+            raise pai_exc.ModelServerError(self.model_name, failure, body=data.get("error"))
+        repaired = completion_data(data)
         return super()._validate_completion(chat.ChatCompletion.model_construct(**repaired))
 
 

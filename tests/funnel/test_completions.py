@@ -10,7 +10,7 @@ from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
-from funnel.completions import LenientChatModel, completion_data, lenient
+from funnel.completions import LenientChatModel, completion_data, lenient, no_choice
 
 
 def test_the_fields_a_plain_server_leaves_out_get_the_one_value_they_can_have():
@@ -51,3 +51,10 @@ _VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_s
 @given(st.dictionaries(st.sampled_from(["id", "object", "model", "choices"]), _VALUES, max_size=4))
 def test_any_json_a_server_sends_is_filled_in_or_left_for_validation_never_a_crash(data):
     assert completion_data(data) is data
+
+
+def test_a_completion_without_a_choice_says_what_the_server_said():
+    assert no_choice({"error": {"message": "Upstream provider\n returned an error", "code": 502}}) == (
+        "the endpoint answered without a reply: Upstream provider returned an error (code 502)")
+    assert no_choice({"id": "c", "choices": []}) == "the endpoint answered without a reply"
+    assert no_choice({"choices": [{"index": 0, "message": {}}]}) is None

@@ -46,6 +46,8 @@ class Turn:
     refusal: str | None = None
     """A refusal: Chat Completions' `message.refusal` (no content), Anthropic's `stop_reason: refusal`."""
     status: int = 200
+    body: dict[str, Any] | None = None
+    """A JSON body sent as is with a 200 status, instead of a reply (a proxy's error, a completion with no choice)."""
     error: dict[str, Any] | None = None
     """Error body for a non-200 status (default: a server error in the protocol's shape)."""
     headers: dict[str, str] = field(default_factory=dict)
@@ -170,6 +172,8 @@ class ModelServer:
         if turn.status != 200:
             payload = turn.error or _default_error(protocol, turn.status)
             return _send(h, turn.status, "application/json", json.dumps(payload).encode(), turn.headers)
+        if turn.body is not None:
+            return _send(h, 200, "application/json", json.dumps(turn.body).encode(), turn.headers)
         stream = bool(body.get("stream"))
         if protocol == "openai":
             data = _openai_sse(turn, self.model) if stream else json.dumps(_openai_json(turn, self.model)).encode()

@@ -126,6 +126,7 @@ def _overflow(seen: Seen) -> Turn:
     return Turn(status=400, error=_OVERFLOW[seen.protocol])
 
 
+UPSTREAM_ERROR = {"error": {"message": "Upstream provider returned an error", "code": 502}}
 MALFORMED = '{"path": "shop/pricing.py", "start": 4,'
 REFUSAL = "I'm sorry, but I can't help with that."
 
@@ -240,6 +241,12 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: happy(first=[Turn(status=429, headers={"Retry-After": "1"})])),
     Scenario(8, "server_error_once", "500 once, then fine", lambda: happy(first=[Turn(status=500)])),
     Scenario(8, "server_error_always", "500 on every request", lambda: Script(first=[], explore=[Turn(status=500)]),
+             expect=frozenset({StopReason.error})),
+    Scenario(8, "error_in_a_200", "answers 200 with a proxy's `{\"error\": …}` and no choice, then fine",
+             lambda: happy(first=[Turn(body=UPSTREAM_ERROR)])),
+    Scenario(8, "no_choice_always", "answers 200 with `\"choices\": []` on every request",
+             lambda: Script(first=[], explore=[Turn(body={"id": "chatcmpl-1", "object": "chat.completion",
+                                                          "created": 0, "model": "m", "choices": []})]),
              expect=frozenset({StopReason.error})),
     Scenario(8, "connection_reset", "drops the connection mid-response, then fine",
              lambda: happy(first=[Turn(reset=True, calls=SEARCH.calls)])),

@@ -41,12 +41,20 @@ def _offline_took_over(out: Outcome) -> None:
     assert len(out.requests) == 1 + out.limits.model_retries
 
 
+def _no_choice_is_a_server_failure_in_one_line(out: Outcome) -> None:
+    _exactly_one_plus_retries(out)
+    detail = out.result.diagnosis.termination.detail
+    assert "the endpoint answered without a reply" in detail and "\n" not in detail and "IndexError" not in detail
+
+
 EXTRA = {
     "rate_limited": _retry_after_is_honoured,
     "server_error_once": _one_more_request,
     "connection_reset": _one_more_request,
     "slower_than_timeout": _one_more_request,
     "server_error_always": _exactly_one_plus_retries,
+    "error_in_a_200": _one_more_request,
+    "no_choice_always": _no_choice_is_a_server_failure_in_one_line,
     "never_answers": _timed_out_attempts,
     "never_answers_fallback": _offline_took_over,
 }
