@@ -3,7 +3,8 @@
 A server that is not OpenAI's often leaves out what the SDK's types require, and PydanticAI refuses the whole
 response ("Invalid response from openai chat completions endpoint: 4 validation errors"), which ended the run at its
 first request: a tool call without an `id` or a `type` (llama.cpp, older Ollama), its arguments as a JSON object
-instead of a string, a completion without `id` or `object`, a message without `role`. Each missing field is filled
+instead of a string, a completion without `id` or `object`, a message without `role`; a call in the legacy
+`function_call` field, which the SDK keeps but PydanticAI never reads, is the message's one tool call. Each missing field is filled
 with the one value it can have (a fresh id, `"function"`, the arguments as JSON text, `"assistant"`) before
 PydanticAI validates the response; anything else is refused as before. A completion with no choice at all, sent
 with a 200 status (a proxy's `{"error": {"message": "Upstream provider returned an error", "code": 502}}`, or
@@ -60,6 +61,9 @@ def completion_data(data: dict[str, Any]) -> dict[str, Any]:
             continue
         if message.get("role") is None:
             message["role"] = "assistant"
+        if isinstance(message.get("function_call"), dict) and not message.get("tool_calls"):
+            # the legacy single call (OpenAI's `functions` API), which servers built on it still send
+            message["tool_calls"] = [{"function": message.pop("function_call")}]
         calls = message.get("tool_calls")
         for call in calls if isinstance(calls, list) else []:
             if isinstance(call, dict):

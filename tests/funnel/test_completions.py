@@ -58,3 +58,11 @@ def test_a_completion_without_a_choice_says_what_the_server_said():
         "the endpoint answered without a reply: Upstream provider returned an error (code 502)")
     assert no_choice({"id": "c", "choices": []}) == "the endpoint answered without a reply"
     assert no_choice({"choices": [{"index": 0, "message": {}}]}) is None
+
+
+def test_a_call_in_the_legacy_function_call_field_is_the_messages_one_tool_call():
+    data = completion_data({"choices": [{"finish_reason": "function_call", "message": {
+        "role": "assistant", "content": None, "function_call": {"name": "search", "arguments": '{"pattern": "x"}'}}}]})
+    (call,) = data["choices"][0]["message"]["tool_calls"]
+    assert call["function"] == {"name": "search", "arguments": '{"pattern": "x"}'} and call["type"] == "function"
+    assert "function_call" not in data["choices"][0]["message"] and call["id"]

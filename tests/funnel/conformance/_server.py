@@ -59,6 +59,9 @@ class Turn:
     """Never answer (until the server stops)."""
     call_id: str | None = None
     """The id every tool call of the reply carries (a server that numbers each call `call_0`); default: unique."""
+    legacy: bool = False
+    """Chat Completions JSON with the one tool call in the legacy `function_call` field, as servers built on OpenAI's
+    old `functions` API send it."""
     bare: bool = False
     """Chat Completions JSON as a plain server may send it: no completion `id` or `object`, no message `role`, tool
     calls without `id` or `type`, their arguments a JSON object rather than a string."""
@@ -243,6 +246,9 @@ def _openai_json(turn: Turn, model: str) -> dict[str, Any]:
     data = {"id": f"chatcmpl-{time.monotonic_ns()}", "object": "chat.completion", "created": int(time.time()),
             "model": model, "choices": [{"index": 0, "message": message, "finish_reason": _openai_finish(turn)}],
             "usage": _USAGE}  # fmt: skip
+    if turn.legacy and message.get("tool_calls"):
+        message["function_call"] = message.pop("tool_calls")[0]["function"]
+        data["choices"][0]["finish_reason"] = "function_call"
     if turn.bare:
         del data["id"], data["object"], message["role"]
         for call, c in zip(message.get("tool_calls", []), turn.calls):

@@ -315,6 +315,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(11, "same_call_ids", "gives every tool call the id `call_0`, two calls in one reply included",
              lambda: Script(**{k: [dataclasses.replace(t, call_id="call_0") for t in v]
                                for k, v in {**HAPPY, "explore": [SEARCH_AND_LIST, BEGIN]}.items()})),
+    Scenario(11, "legacy_function_call", "sends each call in the legacy `function_call` field",
+             lambda: Script(**{k: [dataclasses.replace(t, legacy=True) for t in v] for k, v in HAPPY.items()})),
     Scenario(11, "bare_completions", "completions without ids, `type` or `role`, arguments as JSON objects",
              lambda: Script(**{k: [Turn(text=t.text, calls=t.calls, bare=True) for t in v] for k, v in HAPPY.items()})),
 )
