@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/conformance_table.py            # markdown table on stdout
     .venv/bin/python bench/conformance_table.py --json /work/bench-out/conformance.json
+    .venv/bin/python bench/conformance_table.py --only same_call_ids python_calls    # some scenarios
 
 Runs every scenario of `tests/funnel/conformance/scenarios.py` over Chat Completions (and the Anthropic subset over
 Messages) against the scripted server on 127.0.0.1, checks the suite's invariants on each run, and prints one row
@@ -64,9 +65,9 @@ def _checked(out: Outcome) -> str:
     return ""
 
 
-async def _rows() -> tuple[list[str], list[dict]]:
+async def _rows(only: list[str] | None = None) -> tuple[list[str], list[dict]]:
     rows, data = [], []
-    for s in SCENARIOS:
+    for s in (s for s in SCENARIOS if not only or s.name in only):
         out = await run_scenario(s, "openai")
         other = ""
         if s.name in ANTHROPIC:
@@ -84,9 +85,10 @@ async def _rows() -> tuple[list[str], list[dict]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="Also write the rows as JSON here.")
+    parser.add_argument("--only", nargs="+", choices=[s.name for s in SCENARIOS], help="Run only these scenarios.")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
-    rows, data = asyncio.run(_rows())
+    rows, data = asyncio.run(_rows(args.only))
     print(_HEAD)
     print("\n".join(rows))
     if args.json:
