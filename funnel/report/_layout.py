@@ -30,6 +30,23 @@ def unwrap_fence(lines: list[str]) -> list[str] | None:
     return None
 
 
+_WRAPPER_END = re.compile(r"</([A-Za-z][\w-]{0,40})>\s*\Z")
+
+
+def unwrap_tags(text: str) -> str:
+    """A report the model put inside an XML-style wrapper (`<answer>…</answer>`, `<final_answer>`, `<report>`), as
+    other agents' prompts ask for a final answer, without the tags (a sentence before the opening tag kept); the text
+    itself when its end closes no tag that opens a line. The closing tag ended the last section's text, and an
+    opening tag before the first heading hid that heading."""
+    end = _WRAPPER_END.search(text)
+    if end is None:
+        return text
+    opening = re.compile(rf"^[ \t]*<{re.escape(end.group(1))}>", re.M).search(text, 0, end.start())
+    if opening is None:
+        return text
+    return text[: opening.start()] + text[opening.end() : end.start()].lstrip(" \t").rstrip() + "\n"
+
+
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 
 

@@ -28,7 +28,7 @@ from funnel.report._markdown import (
     symbol_in,
     table_rows,
 )
-from funnel.report._layout import setext_to_atx, unwrap_fence
+from funnel.report._layout import setext_to_atx, unwrap_fence, unwrap_tags
 from funnel.report._locations import RANGE_TO, parse_location, prose_locations, ticked_location
 from funnel.report.template import (
     ESCAPED_MARKER,
@@ -225,7 +225,7 @@ def _json_draft(text: str) -> ReportDraft | None:
 
 def _parse(markdown: str) -> ReportDraft:
     notes: list[str] = []
-    text = markdown.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+    text = unwrap_tags(markdown.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff"))
     if (from_json := _json_draft(text)) is not None:
         return from_json
     lines = setext_to_atx(text.split("\n"))

@@ -233,6 +233,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(7, "fenced_markdown", "the whole report in a ````markdown fence",
              lambda: happy(output=[text(FENCED_REPORT)])),
     Scenario(7, "json_report", "JSON instead of markdown", lambda: happy(output=[text(JSON_REPORT)])),
+    Scenario(7, "answer_tags", "the whole report in `<final_answer>…</final_answer>` tags",
+             lambda: happy(output=[text(f"<final_answer>{GOOD_REPORT}</final_answer>")])),
     Scenario(7, "other_language", "a report in French", lambda: happy(output=[text(FRENCH_REPORT)])),
     Scenario(7, "permalinks", "cites files by GitHub address (`…/blob/4f2c1e9/shop/pricing.py#L8`)",
              lambda: happy(output=[text(PERMALINK_REPORT)])),

@@ -15,6 +15,11 @@ def _read_in_attempt_1(out: Outcome) -> None:
     assert [f.path for f in dx.affected_files] == ["shop/pricing.py"]
 
 
+def _read_as_the_bare_report(out: Outcome) -> None:
+    _read_in_attempt_1(out)
+    assert out.result.diagnosis.summary == "A 10% discount removes the whole price."
+
+
 def _cited_by_address(out: Outcome) -> None:
     _read_in_attempt_1(out)
     dx = out.result.diagnosis
@@ -51,6 +56,7 @@ EXTRA = {
     "setext_headings": _read_in_attempt_1,
     "fenced_markdown": _read_in_attempt_1,
     "json_report": _read_in_attempt_1,
+    "answer_tags": _read_as_the_bare_report,
     "other_language": _labelled_and_located,
     "permalinks": _cited_by_address,
     "structurer_hallucinates": _structured_by_the_model,
