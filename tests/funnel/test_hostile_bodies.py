@@ -1,4 +1,5 @@
-"""A report's body of one character repeated to the size limit is investigated like any other, not in hours.
+"""A report's body of one character repeated to the size limit is investigated like any other, not in hours; a
+degenerate model reply (one tag, then whitespace to the token limit; a tag repeated) is read in a moment.
 
 A body comes from whoever files the issue. Patterns that backtracked over a run of one character (`^\\s*` over
 blank lines in the classifier, the stack-frame and import readers; a fence's info string over backticks) cost time
@@ -43,3 +44,34 @@ def test_a_body_of_one_character_repeated_to_the_limit_is_investigated_to_the_en
         pytest.fail(f"still running after {BOUND_S:.0f} s")
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-1] in ("done", "needs_info")
+
+
+_REPLY = """
+import sys
+from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.tools import ToolDefinition
+from funnel.tool_calls import ToolCallRepair, repair_response
+from funnel.thinking import split_thinking
+from funnel.report.parse import parse_report
+tool = ToolDefinition(name="search", parameters_json_schema={{"type": "object", "properties": {{"pattern": {{}}}}}})
+text = sys.argv[1] + sys.argv[2] * {repeat}
+repair_response(split_thinking(ModelResponse(parts=[TextPart(text)])), ModelRequestParameters(function_tools=[tool]))
+parse_report(text)
+print("read")
+"""
+
+
+@pytest.mark.parametrize(("head", "unit"), [("<tool_call>", "\n"), ("<tool_call>", " "), ("```tool_code\n", " "),
+                                            ("", "<tool_call>"), ("", "<function_calls>"), ("", "```json\n{"),
+                                            ("", "</think>")],
+                         ids=["tag_then_newlines", "tag_then_spaces", "fence_then_spaces", "tags", "xml_blocks",
+                              "json_fences", "thinking_closes"])  # fmt: skip
+def test_a_degenerate_model_reply_is_read_to_the_end(head, unit):
+    code = _REPLY.format(repeat=30_000 // len(unit))
+    try:
+        out = subprocess.run([sys.executable, "-c", code, head, unit], capture_output=True, text=True,
+                             timeout=BOUND_S, cwd=ROOT)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still reading after {BOUND_S:.0f} s")
+    assert out.returncode == 0 and out.stdout.split() == ["read"], out.stderr[-2000:]

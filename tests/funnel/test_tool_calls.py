@@ -143,3 +143,15 @@ def test_calls_sharing_an_id_each_get_one_of_their_own():
     parts = _one(ToolCallPart("search", {"pattern": "a"}, tool_call_id="call_0"),
                  ToolCallPart("read_range", {"path": "a.py"}, tool_call_id="call_0"), params=ModelRequestParameters())
     assert parts[0].tool_call_id == "call_0" and parts[1].tool_call_id not in ("call_0", "")
+
+
+def test_calls_written_as_xml_become_tool_calls_with_values_of_their_schemas_types():
+    qwen = ("I will read it.\n<tool_call>\n<function=read_range>\n<parameter=path>\nshop/pricing.py\n</parameter>\n"
+            "<parameter=start>\n4\n</parameter>\n</function>\n</tool_call>")  # Qwen3-Coder
+    claude = ('<function_calls>\n<invoke name="search">\n<parameter name="pattern">apply_discount</parameter>\n'
+              "</invoke>\n</function_calls>")  # Claude's legacy format
+    parts = _one(TextPart(qwen))
+    assert parts[0] == TextPart("I will read it.") and parts[1].args == {"path": "shop/pricing.py", "start": 4}
+    assert [(p.tool_name, p.args) for p in _one(TextPart(claude))] == [("search", {"pattern": "apply_discount"})]
+    unknown = "<tool_call>\n<function=run_tests>\n</function>\n</tool_call>"
+    assert _one(TextPart(unknown)) == [TextPart(unknown)]

@@ -153,6 +153,13 @@ def _python(call: Call) -> str:
     return f"{call.name}({', '.join(f'{k}={json.dumps(v)}' for k, v in call.args.items())})"
 
 
+def _qwen_xml(call: Call) -> Turn:
+    assert isinstance(call.args, dict)
+    params = "".join(f"<parameter={k}>\n{json.dumps(v) if not isinstance(v, str) else v}\n</parameter>\n"
+                     for k, v in call.args.items())  # fmt: skip
+    return text(f"<tool_call>\n<function={call.name}>\n{params}</function>\n</tool_call>")
+
+
 def _hermes(call: Call) -> Turn:
     return text(f"I will call a tool.\n<tool_call>\n{json.dumps({'name': call.name, 'arguments': call.args})}"
                 "\n</tool_call>")
@@ -309,6 +316,8 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: _plain(_hermes)),
     Scenario(11, "calls_as_json_text", "answers every call with a bare JSON object in the text",
              lambda: _plain(lambda c: text(json.dumps({"name": c.name, "parameters": c.args})))),
+    Scenario(11, "xml_calls", "writes every call as Qwen3-Coder's XML, `<tool_call><function=search><parameter="
+             "pattern>…`", lambda: _plain(_qwen_xml)),
     Scenario(11, "python_calls", "writes every call as Python, `[search(pattern=\"…\", fixed_strings=true)]` (Llama "
              "3.2 and 4)", lambda: _plain(lambda c: text(f"[{_python(c)}]"))),
     Scenario(11, "tool_code_fence", "writes every call in a ```` ```tool_code ```` fence as "
