@@ -55,7 +55,8 @@ def _pathlike(path: str) -> bool:
     return "/" in path or known_ext(path)
 
 
-_LINK = re.compile(r"\[([^\]\n]*)\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
+_LINK = re.compile(r"\[([^\]\n]{0,1000})\]\(<?([^)\s>]{1,2000})>?(?:[ \t]+\"[^\"\n]{0,1000}\")?\)")
+"""A markdown link, its label and target bounded (a reply of `[a](` repeated was read in quadratic time)."""
 
 
 _CODE_URL = re.compile(
