@@ -22,7 +22,7 @@ _CODE_EXT = frozenset(
 )
 
 # --- report parts ---
-_RUST_PANIC_MSG = re.compile(r"panicked at [^\n]*?:\n([^\n]{8,200})")
+_RUST_PANIC_MSG = re.compile(r"panicked at [^\n]{0,500}?:\n([^\n]{8,200})")  # bounded: linear over a line of repeats
 _FENCE = re.compile(r"```[^`\n]*\n(.*?)(?:```|\Z)", re.S)  # an info string holds no backtick (CommonMark)
 _WIKI_BLOCK = re.compile(r"^[ \t]*\{(code|noformat)(?::[^}\n]*)?\}(.*?)(?:\{\1\}|\Z)", re.S | re.M)
 """A code block in Jira's wiki markup (`{code:java}...{code}`, `{noformat}...{noformat}`): what a description of
