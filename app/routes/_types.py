@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Path
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Field
 
 from schemas.text import unstorable_reason
 
@@ -38,8 +38,8 @@ def bounded_text(max_length: int, *, min_length: int = 0, strip: bool = False) -
     return Annotated[str, AfterValidator(_storable), AfterValidator(check), Field(json_schema_extra=schema)]
 
 
-Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True), AfterValidator(_storable)]
-"""A short identifier such as a repository name."""
+Name = bounded_text(200, min_length=1, strip=True)
+"""A short identifier such as a repository name (blank: "must not be blank", like a title)."""
 MAX_ID = 2**63 - 1
 InvestigationId = Annotated[int, Path(ge=1, le=MAX_ID, description="Investigation id")]
 """Path parameter of one investigation."""

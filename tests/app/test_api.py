@@ -72,6 +72,13 @@ async def test_a_blank_title_is_refused_naming_the_field_and_nothing_is_stored(b
         assert (await svc.client.get("/api/investigations")).json()["total"] == 0
 
 
+async def test_a_blank_repository_name_is_refused_in_the_words_a_blank_title_is(base_settings):
+    async with running_service(base_settings()) as svc:
+        for url, body in (("/api/reports", {**REPORT, "repo": "  "}), ("/api/repos", {"name": " ", "location": "/x"})):
+            [err] = (await svc.client.post(url, json=body)).json()["detail"]
+            assert err["loc"][-1] in ("repo", "name") and err["msg"] == "Value error, must not be blank"
+
+
 async def test_oversized_body_is_413_by_header_and_by_stream(base_settings):
     async with running_service(base_settings(max_body_bytes=2048)) as svc:
         big = {**REPORT, "body": "x" * 5000}
