@@ -26,6 +26,7 @@ _OPEN = r"<(?:think|thinking|reasoning)>|\[THINK\]|◁think▷"
 _CLOSE = r"</(?:think|thinking|reasoning)>|\[/THINK\]|◁/think▷"
 _TAG = re.compile(rf"(?P<open>{_OPEN})|(?P<close>{_CLOSE})", re.I)
 _HARMONY_FINAL = "<|channel|>final<|message|>"
+_HARMONY_ANALYSIS = re.compile(r"<\|channel\|>analysis<\|message\|>(.*?)(?=<\|end\|>|<\|start\|>|<\|channel\|>|\Z)", re.S)
 _HARMONY_TOKEN = re.compile(r"<\|[a-z_]+\|>(?:analysis|final|assistant)?")
 
 
@@ -53,13 +54,16 @@ class _Code:
 def thinking_in_text(text: str) -> tuple[list[str], str]:
     """The thoughts written into a reply's text, and the answer left around them (the text itself when no thinking
     tag closes in it): blocks between a thinking tag and its close; what precedes a close no tag opened (the
-    template opened it); gpt-oss's analysis channel before its final one. A tag nothing closes opens no thought: a
+    template opened it); gpt-oss's analysis channel (before its final one, or beside a call on its commentary one). A tag nothing closes opens no thought: a
     report after it is still the answer."""
     if _HARMONY_FINAL in text:
         thought, _, answer = text.partition(_HARMONY_FINAL)
         thought = _HARMONY_TOKEN.sub("\n", thought).strip()
         answer = re.sub(r"<\|(?:return|end)\|>\s*$", "", answer)
         return ([thought] if thought else []), answer
+    if "<|channel|>analysis<|message|>" in text:  # analysis, then a call on the commentary channel (no final one)
+        thoughts = [t.strip() for t in _HARMONY_ANALYSIS.findall(text) if t.strip()]
+        return thoughts, _HARMONY_ANALYSIS.sub("", text)
     thoughts: list[str] = []
     answer: list[str] = []
     pos, opened, closed = 0, None, False

@@ -5,7 +5,7 @@ A model behind a plain server that does not parse its tool-call format writes th
 as JSON (`<tool_call>{…}</tool_call>` from Hermes and Qwen, `[TOOL_CALLS][…]` from Mistral, `<|python_tag|>{…}` from
 Llama 3.1, a bare object or a ```json fence), as Python (`[search(pattern="x")]` from Llama 3.2 and 4, a
 ```tool_code fence from Gemma), or as XML (`<function=search><parameter=pattern>…` from Qwen3-Coder, `<invoke
-name="search"><parameter name="pattern">…` in Claude's legacy format). A call is read only when it names an offered
+name="search"><parameter name="pattern">…` in Claude's legacy format), or on gpt-oss's commentary channel. A call is read only when it names an offered
 tool; Python and XML only when every call in the code does, and Python's arguments only as literals (nothing runs).
 """
 
@@ -35,6 +35,10 @@ MAX_TEXT = 32_000
 """Characters of a reply beyond which it is prose, not calls written into text (a call is short): the readers'
 patterns cost time in the number of openings times the length, which a degenerate reply of repeated tags makes
 quadratic."""
+_HARMONY_CALL = re.compile(
+    r"to=(?:functions\.)?([A-Za-z_][\w.-]{0,100})[^<\n]{0,100}(?:<\|channel\|>[^<\n]{0,100})?"
+    r"(?:<\|constrain\|>[^<\n]{0,40})?<\|message\|>(.*?)(?:<\|call\|>|<\|end\|>|<\|return\|>|\Z)", re.S)
+_HARMONY_TOKEN = re.compile(r"<\|(?:start|end|channel|call|return)\|>(?:assistant|commentary|analysis)?")
 _XML_BLOCK = re.compile(r"<tool_call>\s*(<function=.*?)</tool_call>|<function_calls>(.*?)</function_calls>", re.S)
 _XML_CALL = re.compile(r"<function=([^>\s]+)>(.*?)</function>|<invoke name=\"([^\"]+)\">(.*?)</invoke>", re.S)
 _XML_PARAMETER = re.compile(r"<parameter=([^>\s]+)>\n?(.*?)\n?</parameter>|<parameter name=\"([^\"]+)\">(.*?)</parameter>",
@@ -175,13 +179,30 @@ def _xml_calls(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[tupl
     return found, rest
 
 
+def _harmony_calls(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[tuple[str, Any]], str]:
+    """The tool calls gpt-oss writes on its commentary channel when a server does not parse its harmony format
+    (`<|channel|>commentary to=functions.search <|constrain|>json<|message|>{…}<|call|>`); the text left around them,
+    without the format's tokens."""
+    calls = []
+    for m in _HARMONY_CALL.finditer(text):
+        body = m.group(2).strip()
+        try:
+            args = json.loads(body) if body else {}
+        except (ValueError, RecursionError):
+            args = python_dict(body)
+        if (name := tool_name(m.group(1), offered)) is None or not isinstance(args, dict):
+            return [], text
+        calls.append((name, args))
+    return calls, _HARMONY_TOKEN.sub("", _HARMONY_CALL.sub("", text)) if calls else text
+
+
 def calls_in_text(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[tuple[str, Any]], str]:
     """The tool calls written into a reply's text as JSON, Python or XML, as `(tool, arguments)`, and the text left
     around them; none, and the text itself, when it spells no call of an offered tool (or is longer than
     `MAX_TEXT`)."""
     if len(text) > MAX_TEXT:
         return [], text
-    for reader in (_json_calls, _xml_calls, _python_calls):
+    for reader in (_json_calls, _xml_calls, _harmony_calls, _python_calls):
         calls, rest = reader(text, offered)
         if calls:
             return calls, rest

@@ -84,3 +84,9 @@ def test_reading_once_finds_code_where_reading_from_the_start_does(text):
     in_code = _Code(text)
     assert [in_code(i) for i in range(len(text) + 1)] == [_in_code_read_from_the_start(text, i)
                                                           for i in range(len(text) + 1)]  # fmt: skip
+
+
+def test_gpt_oss_analysis_beside_a_commentary_call_is_thought_and_the_call_stays():
+    call = '<|start|>assistant<|channel|>commentary to=functions.search <|constrain|>json<|message|>{}<|call|>'
+    thoughts, answer = thinking_in_text(f"<|channel|>analysis<|message|>Search first.<|end|>{call}")
+    assert thoughts == ["Search first."] and answer == f"<|end|>{call}"

@@ -155,3 +155,13 @@ def test_calls_written_as_xml_become_tool_calls_with_values_of_their_schemas_typ
     assert [(p.tool_name, p.args) for p in _one(TextPart(claude))] == [("search", {"pattern": "apply_discount"})]
     unknown = "<tool_call>\n<function=run_tests>\n</function>\n</tool_call>"
     assert _one(TextPart(unknown)) == [TextPart(unknown)]
+
+
+def test_calls_on_gpt_oss_commentary_channel_become_tool_calls():
+    for written in ('<|start|>assistant<|channel|>commentary to=functions.search <|constrain|>json<|message|>'
+                    '{"pattern": "apply_discount"}<|call|>',
+                    '<|start|>assistant to=functions.search<|channel|>commentary json<|message|>{"pattern": '
+                    '"apply_discount"}<|call|>'):  # fmt: skip
+        assert [(p.tool_name, p.args) for p in _one(TextPart(written))] == [("search", {"pattern": "apply_discount"})]
+    other = '<|channel|>commentary to=functions.run_tests <|constrain|>json<|message|>{}<|call|>'
+    assert _one(TextPart(other)) == [TextPart(other)]

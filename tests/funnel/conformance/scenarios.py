@@ -160,6 +160,16 @@ def _qwen_xml(call: Call) -> Turn:
     return text(f"<tool_call>\n<function={call.name}>\n{params}</function>\n</tool_call>")
 
 
+def _harmony(turn: Turn) -> Turn:
+    """A reply as gpt-oss writes it in its harmony format, which a server without the format's parser passes on."""
+    if not turn.calls:
+        return text(f"<|channel|>analysis<|message|>{THOUGHT}<|end|><|start|>assistant<|channel|>final<|message|>"
+                    f"{turn.text}<|return|>")
+    call = turn.calls[0]
+    return text("<|channel|>analysis<|message|>I should look at the pricing code.<|end|><|start|>assistant<|channel|>"
+                f"commentary to=functions.{call.name} <|constrain|>json<|message|>{json.dumps(call.args)}<|call|>")
+
+
 def _hermes(call: Call) -> Turn:
     return text(f"I will call a tool.\n<tool_call>\n{json.dumps({'name': call.name, 'arguments': call.args})}"
                 "\n</tool_call>")
@@ -318,6 +328,8 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: _plain(lambda c: text(json.dumps({"name": c.name, "parameters": c.args})))),
     Scenario(11, "xml_calls", "writes every call as Qwen3-Coder's XML, `<tool_call><function=search><parameter="
              "pattern>…`", lambda: _plain(_qwen_xml)),
+    Scenario(11, "harmony_calls", "gpt-oss without its harmony parser: analysis, then each call on the commentary "
+             "channel, the report on the final one", lambda: Script(**{k: [_harmony(t) for t in v] for k, v in HAPPY.items()})),
     Scenario(11, "python_calls", "writes every call as Python, `[search(pattern=\"…\", fixed_strings=true)]` (Llama "
              "3.2 and 4)", lambda: _plain(lambda c: text(f"[{_python(c)}]"))),
     Scenario(11, "tool_code_fence", "writes every call in a ```` ```tool_code ```` fence as "

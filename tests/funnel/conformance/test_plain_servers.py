@@ -23,7 +23,14 @@ def _two_calls_under_one_id_both_run(out: Outcome) -> None:
     assert calls[:2] == [("search", None), ("list_dir", None)] and all(error is None for _, error in calls)
 
 
+def _calls_run_and_the_thought_is_not_the_report(out: Outcome) -> None:
+    _every_call_runs_as_the_tool_it_means(out)
+    assert [f.path for f in out.result.diagnosis.affected_files] == ["shop/pricing.py"]
+
+
+CHECKS = {"same_call_ids": _two_calls_under_one_id_both_run, "harmony_calls": _calls_run_and_the_thought_is_not_the_report}
+
+
 @pytest.mark.parametrize(("scenario", "protocol"), cases(11), ids=lambda v: getattr(v, "name", v))
 async def test_tool_calls_a_plain_server_passes_through_run_as_the_tools_they_mean(scenario, protocol):
-    check = _two_calls_under_one_id_both_run if scenario.name == "same_call_ids" else _every_call_runs_as_the_tool_it_means
-    await run_checked(scenario, protocol, {scenario.name: check})
+    await run_checked(scenario, protocol, {scenario.name: CHECKS.get(scenario.name, _every_call_runs_as_the_tool_it_means)})
