@@ -1,15 +1,15 @@
 """Chat completions as plain OpenAI-compatible servers send them, read as the ones they mean (`LenientChatModel`).
 
-A server that is not OpenAI's often leaves out what the SDK's types require, and PydanticAI refuses the whole
-response ("Invalid response from openai chat completions endpoint: 4 validation errors"), which ended the run at its
-first request: a tool call without an `id` or a `type` (llama.cpp, older Ollama), its arguments as a JSON object
-instead of a string, a completion without `id` or `object`, a message without `role`; a call in the legacy
-`function_call` field, which the SDK keeps but PydanticAI never reads, is the message's one tool call. Each missing field is filled
-with the one value it can have (a fresh id, `"function"`, the arguments as JSON text, `"assistant"`) before
-PydanticAI validates the response; anything else is refused as before. A completion with no choice at all, sent
-with a 200 status (a proxy's `{"error": {"message": "Upstream provider returned an error", "code": 502}}`, or
-`"choices": []`), is the server failure it reports, retried as a 5xx is: it ended the run with PydanticAI's
-validation error, or an `IndexError` taken for bugsleuth's own.
+A server that is not OpenAI's often leaves out what the SDK's types require, and PydanticAI refuses the whole response
+("Invalid response from openai chat completions endpoint: 4 validation errors"), which ended the run at its first
+request: a tool call without an `id` or a `type` (llama.cpp, older Ollama), its arguments as a JSON object instead of a
+string, a completion without `id` or `object`, a message without `role`; a call in the legacy `function_call` field,
+which the SDK keeps but PydanticAI never reads, is the message's one tool call. Each missing field is filled with the
+one value it can have (a fresh id, `"function"`, the arguments as JSON text, `"assistant"`) before PydanticAI validates
+the response; anything else is refused as before. A completion with no choice at all, sent with a 200 status (a proxy's
+`{"error": {"message": "Upstream provider returned an error", "code": 502}}`, or `"choices": []`), is the server failure
+it reports, retried as a 5xx is: it ended the run with PydanticAI's validation error, or an `IndexError` taken for
+bugsleuth's own.
 """
 
 from __future__ import annotations

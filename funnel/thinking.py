@@ -53,9 +53,9 @@ class _Code:
 
 def thinking_in_text(text: str) -> tuple[list[str], str]:
     """The thoughts written into a reply's text, and the answer left around them (the text itself when no thinking
-    tag closes in it): blocks between a thinking tag and its close; what precedes a close no tag opened (the
-    template opened it); gpt-oss's analysis channel (before its final one, or beside a call on its commentary one). A tag nothing closes opens no thought: a
-    report after it is still the answer."""
+    tag closes in it): blocks between a thinking tag and its close; what precedes a close no tag opened (the template
+    opened it); gpt-oss's analysis channel (before its final one, or beside a call on its commentary one). A tag nothing
+    closes opens no thought: a report after it is still the answer."""
     if _HARMONY_FINAL in text:
         thought, _, answer = text.partition(_HARMONY_FINAL)
         thought = _HARMONY_TOKEN.sub("\n", thought).strip()

@@ -1,12 +1,12 @@
 """Tool calls as plain servers send them, read as the tool calls they mean (`ToolCallRepair`).
 
-A mediocre model behind a plain OpenAI-compatible server calls the tools in shapes no provider SDK reads: the
-name prefixed (`functions.search`) or cased (`Search`, `readRange`); arguments sent as `null`, as an empty string
-or as a JSON string inside the JSON string; an argument under the name another agent's tools give it (`file_path`,
-`start_line`, `query`); an argument the tool does not take (`"explanation": "…"`) beside all those it needs; or no
-tool call at all but the call written into the text, the way the model was trained to write it
-(`funnel.written_calls`). Refused each time, such a model repeats itself until a budget stops the run. Each repair is made only when it names one
-offered tool unambiguously; everything else reaches the tools as sent and is refused there with its reason.
+A mediocre model behind a plain OpenAI-compatible server calls the tools in shapes no provider SDK reads: the name
+prefixed (`functions.search`) or cased (`Search`, `readRange`); arguments sent as `null`, as an empty string or as a
+JSON string inside the JSON string; an argument under the name another agent's tools give it (`file_path`, `start_line`,
+`query`); an argument the tool does not take (`"explanation": "…"`) beside all those it needs; or no tool call at all
+but the call written into the text, the way the model was trained to write it (`funnel.written_calls`). Refused each
+time, such a model repeats itself until a budget stops the run. Each repair is made only when it names one offered tool
+unambiguously; everything else reaches the tools as sent and is refused there with its reason.
 """
 
 from __future__ import annotations
@@ -91,10 +91,10 @@ def _renamed(value: dict[str, Any], known: dict[str, Any]) -> dict[str, Any]:
 
 def _arguments(args: str | dict[str, Any] | None, tool: ToolDefinition) -> str | dict[str, Any] | None:
     """The arguments a tool call means: `null`, an empty string, a JSON string holding an object or a Python literal
-    read as that object; a whole call sent as its arguments read as that call's; an argument under another agent's name for a parameter the call leaves out renamed to it
-    (`file_path` → `path`, `start_line` → `start`, `query` → `pattern`); an argument the tool does not take dropped
-    when every argument it needs is there. The arguments as sent when they need no reading (and when they cannot be
-    read: the tool refuses them with its reason)."""
+    read as that object; a whole call sent as its arguments read as that call's; an argument under another agent's name
+    for a parameter the call leaves out renamed to it (`file_path` → `path`, `start_line` → `start`, `query` →
+    `pattern`); an argument the tool does not take dropped when every argument it needs is there. The arguments as sent
+    when they need no reading (and when they cannot be read: the tool refuses them with its reason)."""
     value, repaired = _decoded(args)
     if not isinstance(value, dict):
         return args

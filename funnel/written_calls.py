@@ -1,12 +1,13 @@
 """Tool calls a model writes into its reply's text instead of sending them as tool calls, read as the calls they spell
 (`calls_in_text`), and the reading of a tool's name (`tool_name`) they share with `funnel.tool_calls`.
 
-A model behind a plain server that does not parse its tool-call format writes the call the way it was trained to:
-as JSON (`<tool_call>{…}</tool_call>` from Hermes and Qwen, `[TOOL_CALLS][…]` from Mistral, `<|python_tag|>{…}` from
-Llama 3.1, a bare object or a ```json fence), as Python (`[search(pattern="x")]` from Llama 3.2 and 4, a
-```tool_code fence from Gemma), or as XML (`<function=search><parameter=pattern>…` from Qwen3-Coder, `<invoke
-name="search"><parameter name="pattern">…` in Claude's legacy format), or on gpt-oss's commentary channel. A call is read only when it names an offered
-tool; Python and XML only when every call in the code does, and Python's arguments only as literals (nothing runs).
+A model behind a plain server that does not parse its tool-call format writes the call the way it was trained to: as
+JSON (`<tool_call>{…}</tool_call>` from Hermes and Qwen, `[TOOL_CALLS][…]` from Mistral, `<|python_tag|>{…}` from Llama
+3.1, a bare object or a ```json fence), as Python (`[search(pattern="x")]` from Llama 3.2 and 4, a ```tool_code fence
+from Gemma), or as XML (`<function=search><parameter=pattern>…` from Qwen3-Coder, `<invoke name="search"><parameter
+name="pattern">…` in Claude's legacy format), or on gpt-oss's commentary channel. A call is read only when it names an
+offered tool; Python and XML only when every call in the code does, and Python's arguments only as literals (nothing
+runs).
 """
 
 from __future__ import annotations
@@ -79,6 +80,15 @@ def python_dict(text: str) -> dict[str, Any] | None:
         return None
 
 
+def _object(body: str) -> Any:
+    """The value a call's JSON spells, or the object its Python literal spells where JSON was due (`python_dict`);
+    None when it spells neither (a degenerate reply nested deeper than a parser goes included)."""
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return python_dict(body)
+
+
 def _json_calls(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[tuple[str, Any]], str]:
     """The tool calls written into a reply's text, and the text left around them."""
     found: list[tuple[str, Any]] = []
@@ -88,11 +98,8 @@ def _json_calls(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[tup
     if not spans and stripped[:1] in "[{":
         spans = [((0, len(text)), stripped)]
     for span, body in reversed(spans):
-        try:
-            value = json.loads(body)
-        except (ValueError, RecursionError):  # not JSON, or a degenerate reply nested deeper than a parser goes
-            if (value := python_dict(body)) is None:
-                continue
+        if (value := _object(body)) is None:
+            continue
         calls = value if isinstance(value, list) else [value]
         named = []
         for call in calls:
@@ -186,10 +193,7 @@ def _harmony_calls(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[
     calls = []
     for m in _HARMONY_CALL.finditer(text):
         body = m.group(2).strip()
-        try:
-            args = json.loads(body) if body else {}
-        except (ValueError, RecursionError):
-            args = python_dict(body)
+        args = _object(body) if body else {}
         if (name := tool_name(m.group(1), offered)) is None or not isinstance(args, dict):
             return [], text
         calls.append((name, args))
@@ -197,8 +201,8 @@ def _harmony_calls(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[
 
 
 def calls_in_text(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[tuple[str, Any]], str]:
-    """The tool calls written into a reply's text as JSON, Python or XML, as `(tool, arguments)`, and the text left
-    around them; none, and the text itself, when it spells no call of an offered tool (or is longer than
+    """The tool calls written into a reply's text as JSON, XML, harmony or Python, as `(tool, arguments)`, and the
+    text left around them; none, and the text itself, when it spells no call of an offered tool (or is longer than
     `MAX_TEXT`)."""
     if len(text) > MAX_TEXT:
         return [], text

@@ -15,35 +15,18 @@ from pathlib import Path
 
 import pytest
 
+from bench.hostile_bodies import SHAPES, run_shape
 from schemas.report import MAX_BODY_CHARS
-from tests.funnel.harness_support import FIXTURE_REPO
 
 ROOT = Path(__file__).resolve().parents[2]
 BOUND_S = 90.0
 
-_CHILD = """
-import sys
-from funnel import Limits
-from funnel.run.loop import investigate_sync
-from schemas.report import BugReport
-unit = sys.argv[1]
-body = (unit * ({chars} // len(unit) + 1))[:{chars}]
-result = investigate_sync(BugReport(title="crash in pricing", body=body), sys.argv[2], explorer="offline",
-                          limits=Limits(history=False))
-print(result.diagnosis.termination.reason.value)
-"""
 
-
-@pytest.mark.parametrize("unit", ["\n", " \n", "`", "\\", "https://github.com/"],
-                         ids=["blank_lines", "spaces_and_newlines", "backticks", "backslashes", "urls"])  # fmt: skip
-def test_a_body_of_one_character_repeated_to_the_limit_is_investigated_to_the_end(unit):
-    try:
-        out = subprocess.run([sys.executable, "-c", _CHILD.format(chars=MAX_BODY_CHARS), unit, str(FIXTURE_REPO)],
-                             capture_output=True, text=True, timeout=BOUND_S, cwd=ROOT)  # fmt: skip
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"still running after {BOUND_S:.0f} s")
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split()[-1] in ("done", "needs_info")
+@pytest.mark.parametrize("shape", ["blank_lines", "spaces_and_newlines", "backticks", "backslashes", "urls"])
+def test_a_body_of_one_character_repeated_to_the_limit_is_investigated_to_the_end(shape):
+    seconds, ended = run_shape(ROOT, SHAPES[shape], MAX_BODY_CHARS, BOUND_S)
+    assert seconds is not None, f"still running after {BOUND_S:.0f} s"
+    assert ended in ("done", "needs_info"), ended
 
 
 _REPLY = """
@@ -51,7 +34,7 @@ import sys
 from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import ToolDefinition
-from funnel.tool_calls import ToolCallRepair, repair_response
+from funnel.tool_calls import repair_response
 from funnel.thinking import split_thinking
 from funnel.report.parse import parse_report
 tool = ToolDefinition(name="search", parameters_json_schema={{"type": "object", "properties": {{"pattern": {{}}}}}})
