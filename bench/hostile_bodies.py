@@ -28,7 +28,7 @@ SHAPES = {
     "quotes": '"', "stars": "*", "dashes": "-", "pipes": "|", "hashes": "# ", "list_items": "- ", "quotes_gt": ">",
     "python_lines": "x.py:", "line_anchors": "#L1-L", "urls": "https://github.com/", "frame_heads": 'File "',
     "at_frames": "  at ", "error_heads": "Error: ", "goroutines": "goroutine 1 [", "panics": "panicked at ",
-    "indented": "    a\n", "scopes": "a::",
+    "indented": "    a\n", "scopes": "a::", "osc_openers": "\x1b]", "csi_openers": "\x1b[1;",
 }  # fmt: skip
 """Each shape: the unit the body repeats."""
 

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from schemas.enums import Classification, Source
-from schemas.text import scrub, visible_markdown
+from schemas.text import scrub, visible_markdown, without_escapes
 
 MAX_TITLE_CHARS = 500
 MAX_BODY_CHARS = 200_000
@@ -65,13 +65,15 @@ class BugReport(BaseModel):
     @property
     def visible_body(self) -> str:
         """The body as the reader of the rendered issue sees it: Markdown without the HTML comments a renderer hides
-        (`visible_markdown`: an issue template's instructions); Jira's wiki markup shows `<!--` as written."""
-        return self.body if self.source == Source.jira else visible_markdown(self.body)
+        (`visible_markdown`: an issue template's instructions); Jira's wiki markup shows `<!--` as written. A
+        terminal's escape sequences, pasted with a coloured log, are left out too (`without_escapes`)."""
+        body = without_escapes(self.body)
+        return body if self.source == Source.jira else visible_markdown(body)
 
     @property
     def text(self) -> str:
         """Title and visible body as one text: the form every extractor reads."""
-        return f"{self.title}\n\n{self.visible_body}".strip()
+        return f"{without_escapes(self.title)}\n\n{self.visible_body}".strip()
 
 
 class ClassificationResult(BaseModel):

@@ -8,8 +8,8 @@ the input), such characters are replaced with U+FFFD; where it can (the JSON API
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, Literal
 
 REPLACEMENT = "\ufffd"
 """What an unstorable character becomes."""
@@ -21,6 +21,11 @@ _MARKDOWN_PARTS = re.compile(
     re.S | re.M,
 )
 """Fenced code blocks (an unclosed one runs to the end), code spans and HTML comments, in the order they open."""
+_ESCAPE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]")
+"""A terminal's escape sequence (ECMA-48): a control sequence (`ESC [ 31 m`, colours and cursor moves), an operating
+system command (`ESC ] 0 ; title BEL`, up to its terminator or the next escape), or another escape (`ESC ( B`)."""
+MarkdownPart = Literal["prose", "fence", "code", "comment"]
+"""What a stretch of a Markdown text is to its reader: words, a fenced code block, a code span or an HTML comment."""
 
 
 def storable(text: str) -> str:
@@ -58,6 +63,24 @@ def visible_markdown(text: str) -> str:
         return text
     # past the last `-->` no comment can close: leaving that tail out keeps every search linear
     return _MARKDOWN_PARTS.sub(lambda m: "" if m.group("comment") else m.group(0), text[:end]) + text[end:]
+
+
+def without_escapes(text: str) -> str:
+    """`text` without the terminal escape sequences a log copied from a terminal or a CI job carries (its colours
+    are not words of the report); the same string when it has none."""
+    return _ESCAPE.sub("", text) if "\x1b" in text or "\x9b" in text else text
+
+
+def markdown_parts(text: str) -> Iterator[tuple[MarkdownPart, str]]:
+    """The stretches of `text` in order, each with what it is; joined, they are `text`."""
+    at = 0
+    for m in _MARKDOWN_PARTS.finditer(text):
+        if m.start() > at:
+            yield "prose", text[at : m.start()]
+        yield ("fence" if m.group("fence") else "code" if m.group("code") else "comment"), m.group(0)
+        at = m.end()
+    if at < len(text):
+        yield "prose", text[at:]
 
 
 def without_blocks(text: str, blocks: Iterable[str]) -> str:

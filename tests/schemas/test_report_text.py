@@ -11,7 +11,7 @@ import pytest
 from schemas import BugReport
 from schemas.enums import Source
 from schemas.report import MAX_BODY_CHARS, clip_body
-from schemas.text import visible_markdown, without_blocks
+from schemas.text import visible_markdown, without_blocks, without_escapes
 
 TEMPLATE_ISSUE = """**Describe the bug**
 Long repository names go outside the card.
@@ -74,3 +74,14 @@ def test_a_body_over_the_limit_keeps_its_beginning_and_its_end_and_states_the_cu
 def test_a_reports_own_words_leave_out_its_code_blocks_whatever_its_line_ends():
     text = "Wrong sum\r\n\r\n```\r\ntotal = 1\r\nprint(total)\r\n```\r\nIt should be 2.\r"
     assert without_blocks(text, ["total = 1\nprint(total)"]) == "Wrong sum\n\n```\n\n```\nIt should be 2.\n"
+
+
+def test_a_log_pasted_with_its_terminal_colours_is_read_without_them():
+    report = BugReport(title="\x1b[1;31mcrash\x1b[0m in pricing",
+                       body="\x1b]0;ci job\x07```\n\x1b[31mZeroDivisionError\x1b[0m: \x9b1mdivision\x9bm by zero\x1b(B\n```")
+    assert report.text == "crash in pricing\n\n```\nZeroDivisionError: division by zero\n```"
+    assert report.body.startswith("\x1b]0;ci job")  # stored as received
+    assert without_escapes("no escapes [31m here") == "no escapes [31m here"
+    started = time.perf_counter()
+    assert "\x1b" not in without_escapes("\x1b]" * 100_000 + "\x1b[1;" * 50_000)
+    assert time.perf_counter() - started < 5.0  # linear: milliseconds here
