@@ -3,7 +3,9 @@ plus a token). Off by default; it never fails nor holds up an investigation: the
 
 A good bot's manners:
 - one comment per issue: the comment starts with a hidden marker keyed by the issue
-  (`<!-- bugsleuth:investigation acme/shop#7 -->`); a rerun finds it (comments listed page by page) and edits it;
+  (`<!-- bugsleuth:investigation acme/shop#7 -->`); a rerun finds it (comments listed page by page) and edits it,
+  only when the token wrote it (`GET /user`): a person's comment that carries the marker is never overwritten;
+- nothing the tracker acts on (`inert`): no line runs as a GitLab quick action, no mention notifies anyone;
 - `X-GitHub-Api-Version` on every GitHub call;
 - bodies cut to the tracker's limit (GitHub 65,536 characters, GitLab notes 1,000,000), with a link to the full
   diagnosis on the dashboard (`public_url`);
@@ -19,6 +21,7 @@ import asyncio
 import random
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal
@@ -29,6 +32,7 @@ import httpx
 from app.config import Settings
 from funnel.report.export import to_markdown
 from schemas import BugReport, Diagnosis, Source
+from schemas.text import markdown_parts
 
 _GITHUB_ISSUE = re.compile(r"^https?://[^/]+/(?P<owner>[^/]+)/(?P<repo>[^/]+)/issues/(?P<number>\d+)")
 _GITLAB_ISSUE = re.compile(r"^https?://[^/]+/(?P<project>.+?)(?:/-)?/(?:issues|work_items)/(?P<iid>\d+)")
@@ -49,6 +53,14 @@ BASE_DELAY_S = 0.5
 
 Action = Literal["created", "updated", "failed", "skipped"]
 
+_COMMAND_LINE = re.compile(r"^(?=/[A-Za-z])", re.M)
+"""A line GitLab runs as a quick action when it starts with `/` and a command's name (`/close`, `/assign @x`)."""
+_MENTION = re.compile(r"(?<![\w.+\-/@`])@(?=[A-Za-z0-9_])")
+"""An `@` that starts a mention (`@alice`, `@all`, `@org/team`), not one inside an address or a path."""
+_PLAIN_FENCE = re.compile(r"\A```[^`\n]*\n(?:.*\n)?```\Z", re.S)
+"""A fence GitLab leaves out when it looks for quick actions: three backticks at the line start, closed by a line of
+just three backticks."""
+
 
 @dataclass(frozen=True)
 class Tracker:
@@ -62,6 +74,8 @@ class Tracker:
     """Most characters a comment may have."""
     key: str
     """The issue, as written in the hidden marker."""
+    user_url: str = ""
+    """Who the token is (`GET /user` on either): a rerun edits only a comment the token wrote."""
 
     def comment_url(self, comment_id: int | str) -> str:
         """Where one comment is edited (GitHub: PATCH `/issues/comments/{id}`; GitLab: PUT `/notes/{id}`)."""
@@ -117,14 +131,16 @@ def comment_target(settings: Settings, report: BugReport) -> Tracker | None:
                 "User-Agent": "bugsleuth",
             }
             key = f"{m['owner']}/{m['repo']}#{m['number']}"
-            return Tracker("github", f"{base}/issues/{m['number']}/comments", headers, GITHUB_LIMIT, key)
+            return Tracker("github", f"{base}/issues/{m['number']}/comments", headers, GITHUB_LIMIT, key,
+                           f"{settings.github_api_url.rstrip('/')}/user")
     if report.source == Source.gitlab and settings.gitlab_token:
         m = _GITLAB_ISSUE.match(report.url)
         if m:
             project = quote(m["project"], safe="")
             url = f"{settings.gitlab_api_url.rstrip('/')}/projects/{project}/issues/{m['iid']}/notes"
             headers = {"PRIVATE-TOKEN": settings.gitlab_token.get_secret_value(), "User-Agent": "bugsleuth"}
-            return Tracker("gitlab", url, headers, GITLAB_LIMIT, f"{m['project']}#{m['iid']}")
+            return Tracker("gitlab", url, headers, GITLAB_LIMIT, f"{m['project']}#{m['iid']}",
+                           f"{settings.gitlab_api_url.rstrip('/')}/user")
     return None
 
 
@@ -136,11 +152,11 @@ def diagnosis_link(settings: Settings, investigation_id: int | None) -> str | No
 
 
 def comment_body(diagnosis: Diagnosis, *, marker: str = "", limit: int = GITHUB_LIMIT, link: str | None = None) -> str:
-    """The text posted on the issue: the marker, the compact export of the validated diagnosis and a footer,
-    cut to `limit` characters with a pointer to the full diagnosis when it is longer."""
+    """The text posted on the issue: the marker, the compact export of the validated diagnosis (`inert`) and a
+    footer, cut to `limit` characters with a pointer to the full diagnosis when it is longer."""
     head = f"{marker}\n" if marker else ""
     footer = FOOTER + (f" [Full diagnosis and trace]({link})." if link else "")
-    text = to_markdown(diagnosis).rstrip()
+    text = inert(to_markdown(diagnosis).rstrip())
     if len(head) + len(text) + len(footer) <= limit:
         return head + text + footer
     where = f"the full diagnosis is on the dashboard: {link}" if link else "the full diagnosis is on the bugsleuth dashboard"
@@ -150,6 +166,22 @@ def comment_body(diagnosis: Diagnosis, *, marker: str = "", limit: int = GITHUB_
     if kept.count("```") % 2:  # do not leave the rest of the comment inside an open code block
         kept += "\n```"
     return head + kept + note + footer
+
+
+def inert(text: str) -> str:
+    """`text` as a bot may post it: no line a tracker would run as a command with the bot's rights, and no mention
+    that would notify anyone; it reads the same. A line starting `/close` gets its slash escaped (`\\/close`), one
+    inside a fence GitLab does not skip gets a leading space, and a mention gets a zero-width space after its `@`.
+    Code spans and plain fences are left as written: neither tracker acts on them. Carriage returns are dropped
+    first, as GitLab drops them before it looks for commands."""
+    out: list[str] = []
+    for kind, part in markdown_parts(text.replace("\r", "")):
+        if kind in ("prose", "comment"):
+            part = _MENTION.sub("@\u200b", _COMMAND_LINE.sub("\\\\", part))
+        elif kind == "fence" and not _PLAIN_FENCE.match(part):
+            part = _COMMAND_LINE.sub(" ", part)
+        out.append(part)
+    return "".join(out)
 
 
 def retry_delay(response: httpx.Response, attempt: int, *, now: float | None = None) -> float | None:
@@ -218,9 +250,29 @@ class _Calls:
         raise TrackerUnavailable(f"{method} {url}: {problem} after {self.attempts} request(s)")
 
 
-async def _find_previous(calls: _Calls) -> int | None:
-    """The id of the comment carrying the tracker's marker, searched page by page (oldest first)."""
+async def _own_comment(calls: _Calls) -> Callable[[dict[str, Any]], bool]:
+    """Whether a listed comment is one the token wrote. Anyone can write the marker into a comment of their own, and
+    a token with write access may edit it: a rerun would then overwrite a person's words. A GitHub App's
+    installation token may not ask who it is (403, "Resource not accessible by integration"); every comment it writes
+    is its bot's (`user.type` "Bot")."""
     tracker = calls.tracker
+    response = await calls.send("GET", tracker.user_url)
+    if tracker.kind == "github" and response.status_code == 403 and "accessible by integration" in response.text:
+        return lambda item: (item.get("user") or {}).get("type") == "Bot"
+    try:
+        me = response.json() if response.is_success else None
+    except ValueError:
+        me = None
+    if not isinstance(me, dict) or me.get("id") is None:
+        raise TrackerRefused("asking who the token is", response)
+    field_name = "user" if tracker.kind == "github" else "author"
+    return lambda item: (item.get(field_name) or {}).get("id") == me["id"]
+
+
+async def _find_previous(calls: _Calls) -> int | None:
+    """The id of the comment the token wrote carrying the tracker's marker, searched page by page (oldest first)."""
+    tracker = calls.tracker
+    mine = await _own_comment(calls)
     params: dict[str, Any] | None = {"per_page": 100}
     if tracker.kind == "gitlab":
         params |= {"sort": "asc", "order_by": "created_at"}
@@ -236,7 +288,8 @@ async def _find_previous(calls: _Calls) -> int | None:
         except ValueError:
             raise TrackerRefused("listing comments: the answer is not JSON", response) from None
         for item in page if isinstance(page, list) else []:
-            if isinstance(item, dict) and tracker.marker in str(item.get("body") or "") and str(item.get("id")).isdigit():
+            if (isinstance(item, dict) and tracker.marker in str(item.get("body") or "") and str(item.get("id")).isdigit()
+                    and mine(item)):
                 return int(item["id"])
         url, params = _next_page(response, params)
     return None

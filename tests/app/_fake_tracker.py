@@ -1,7 +1,8 @@
 """A local fake of the GitHub and GitLab comment APIs on 127.0.0.1 (ephemeral port), speaking their wire format:
 GitHub `GET/POST /repos/{o}/{r}/issues/{n}/comments` (pages linked by `Link: rel="next"`) and
 `PATCH /repos/{o}/{r}/issues/comments/{id}`; GitLab `GET/POST /api/v4/projects/{p}/issues/{iid}/notes`
-(pages numbered by `X-Next-Page`) and `PUT .../notes/{id}`. Scripted failures answer the next requests."""
+(pages numbered by `X-Next-Page`) and `PUT .../notes/{id}`; `GET /user` on either (a GitHub App's installation
+token, `ghs_…`, gets 403 there and writes as a bot). Scripted failures answer the next requests."""
 
 from __future__ import annotations
 
@@ -19,6 +20,18 @@ _GH_LIST = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$")
 _GH_ONE = re.compile(r"^/repos/([^/]+/[^/]+)/issues/comments/(\d+)$")
 _GL_LIST = re.compile(r"^/api/v4/projects/([^/]+)/issues/(\d+)/notes$")
 _GL_ONE = re.compile(r"^/api/v4/projects/([^/]+)/issues/(\d+)/notes/(\d+)$")
+PERSON = {"id": 2, "login": "alice", "username": "alice", "type": "User"}
+"""Who wrote the seeded comments."""
+_APP_BOT = {"id": 99, "login": "bugsleuth[bot]", "type": "Bot"}
+
+
+def _user(headers: dict[str, str]) -> dict | None:
+    """Who the request's token is; None for a GitHub App's installation token, which may not ask."""
+    given = {k.lower(): v for k, v in headers.items()}
+    token = given.get("private-token") or given.get("authorization", "").removeprefix("Bearer ")
+    if token.startswith("ghs_"):
+        return None
+    return {"id": 1, "login": "bugsleuth-bot", "username": "bugsleuth-bot", "type": "User"}
 
 
 @dataclass
@@ -35,18 +48,19 @@ class FakeTracker:
     _next_id: int = 1000
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def seed(self, issue: str, bodies: list[str]) -> None:
+    def seed(self, issue: str, bodies: list[str], author: dict = PERSON) -> None:
         """Comments other people wrote before."""
         for body in bodies:
-            self._add(issue, body)
+            self._add(issue, body, author)
 
     def bots(self, issue: str, marker: str = "<!-- bugsleuth:investigation") -> list[dict]:
         """The comments of the issue that carry bugsleuth's marker."""
         return [c for c in self.comments.get(issue, []) if marker in c["body"]]
 
-    def _add(self, issue: str, body: str) -> dict:
+    def _add(self, issue: str, body: str, author: dict) -> dict:
         self._next_id += 1
-        comment = {"id": self._next_id, "body": body, "created_at": time.time()}
+        key = "user" if issue.startswith("github:") else "author"
+        comment = {"id": self._next_id, "body": body, "created_at": time.time(), key: author}
         self.comments.setdefault(issue, []).append(comment)
         return comment
 
@@ -61,6 +75,10 @@ class FakeTracker:
             parts = urlsplit(raw_path)
             path, query = parts.path, parse_qs(parts.query)  # GitLab's project stays %2F-encoded in the match
             payload = json.loads(body) if body else {}
+            if path in ("/user", "/api/v4/user"):
+                me = _user(headers)
+                return (200, {}, me) if me else (403, {}, {"message": "Resource not accessible by integration"})
+            payload["author"] = _user(headers) or _APP_BOT
             if m := _GH_LIST.match(path):
                 return self._list_or_create(f"github:{m[1]}#{m[2]}", method, parts.path, query, payload, "github")
             if (m := _GH_ONE.match(path)) and method == "PATCH":
@@ -73,7 +91,7 @@ class FakeTracker:
 
     def _list_or_create(self, issue, method, path, query, payload, kind):
         if method == "POST":
-            return 201, {}, self._add(issue, payload["body"])
+            return 201, {}, self._add(issue, payload["body"], payload["author"])
         items = self.comments.get(issue, [])
         per_page = int(query.get("per_page", ["30"])[0])
         page = int(query.get("page", ["1"])[0])

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import httpx
+import pytest
 from pydantic import SecretStr
 
 from sqlalchemy import select
@@ -18,6 +20,7 @@ from app.comment import (
     GITLAB_LIMIT,
     comment_body,
     comment_target,
+    inert,
     post_diagnosis_comment,
     retry_delay,
 )
@@ -204,7 +207,7 @@ async def test_retry_after_is_honoured_on_a_secondary_rate_limit_and_then_the_co
     with fake_tracker() as fake:
         fake.failures = [(429, {"Retry-After": "1"}), (403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "0"})]
         result = await post_diagnosis_comment(_settings(tmp_path, fake), GITHUB_REPORT, Diagnosis(summary="s"))
-    assert result.action == "created" and result.attempts == 4  # two refusals, the listing, the post
+    assert result.action == "created" and result.attempts == 5  # two refusals, who the token is, the listing, the post
     times = [r["t"] for r in fake.requests]
     assert times[1] - times[0] >= 0.95  # waited the second Retry-After asked for
     assert len(fake.bots("github:acme/tiny#7")) == 1
@@ -215,7 +218,7 @@ async def test_a_403_that_is_not_a_rate_limit_is_not_retried(tmp_path):
         fake.failures = [(403, {})]
         result = await post_diagnosis_comment(_settings(tmp_path, fake), GITHUB_REPORT, Diagnosis(summary="s"))
     assert (result.action, result.attempts) == ("failed", 1)
-    assert result.detail.startswith("github refused: listing comments: HTTP 403")
+    assert result.detail.startswith("github refused: asking who the token is: HTTP 403")
     assert len(fake.requests) == 1
 
 
@@ -248,3 +251,64 @@ def test_a_body_longer_than_the_tracker_keeps_is_cut_with_the_marker_a_link_and_
     assert body.endswith(FOOTER + " [Full diagnosis and trace](https://bugsleuth.example/investigations/5).")
     assert body.split("**[cut at")[0].count("```") % 2 == 0
     assert len(comment_body(big, limit=GITLAB_LIMIT)) < GITLAB_LIMIT and "cut at" not in comment_body(big, limit=GITLAB_LIMIT)
+
+
+_GITLAB_EXTRACTOR = re.compile(
+    r"(?P<code>^```.+?\n```$)|(?P<html>^<[^>]+?>\n.+?\n</[^>]+?>$)|(?P<quote>^>>>.+?\n>>>$)"
+    r"|^/(?P<cmd>[a-z_]+)(?:[ ](?P<arg>[^\n]*))?(?:\s*\n|$)", re.S | re.M | re.I)
+"""GitLab's `Gitlab::QuickActions::Extractor`: where in a note it reads commands (any word stands for a command)."""
+HOSTILE = Diagnosis(
+    summary="Crash in pricing.\n/close\n/assign @mallory",
+    root_cause={"explanation": "Off by one, see `@property` and ask @all or @org/team; mail a@b.com.\r\n/label ~wontfix"
+                               "\n\n```\n/close\n```\n\n````\n/lock\n````"},
+)
+"""A diagnosis whose text (a model's, steered by the report it read) spells quick actions and mentions."""
+
+
+def _commands(body: str) -> list[str]:
+    return [m["cmd"] for m in _GITLAB_EXTRACTOR.finditer(body.replace("\r", "")) if m["cmd"]]
+
+
+def test_a_posted_diagnosis_runs_no_gitlab_quick_action_and_mentions_nobody():
+    assert _commands(to_markdown(HOSTILE)) == ["close", "assign", "label", "lock"]
+    body = comment_body(HOSTILE, marker="<!-- bugsleuth:investigation g/p#1 -->", limit=GITLAB_LIMIT)
+    assert _commands(body) == []
+    assert re.findall(r"(?<![\w.+\-/@`\u200b])@[A-Za-z]", body.replace("`@property`", "")) == []
+    assert "@\u200bmallory" in body and "@\u200ball" in body and "@\u200borg/team" in body
+    assert "`@property`" in body and "a@b.com" in body and "```\n/close\n```" in body  # code and addresses as written
+    assert "\\/close\n\\/assign" in body and "````\n /lock\n````" in body
+    assert body.startswith("<!-- bugsleuth:investigation g/p#1 -->\n")
+    assert inert("no commands, no mentions: `a/b` and x/y") == "no commands, no mentions: `a/b` and x/y"
+
+
+async def test_the_note_gitlab_receives_is_the_inert_one(tmp_path):
+    report = BugReport(title="t", source=Source.gitlab, url="https://gitlab.com/grp/tiny/-/issues/3")
+    with fake_tracker() as fake:
+        settings = Settings(data_dir=tmp_path, gitlab_token=SecretStr("glpat"), gitlab_api_url=f"{fake.url}/api/v4")
+        result = await post_diagnosis_comment(settings, report, HOSTILE)
+        posted = [r["body"]["body"] for r in fake.requests if r["method"] == "POST"]
+    assert result.action == "created" and len(posted) == 1
+    assert _commands(posted[0]) == [] and "@mallory" not in posted[0]
+
+
+@pytest.mark.parametrize("token", ["ghp_x", "ghs_installation"])
+async def test_a_comment_someone_else_wrote_with_the_marker_is_never_overwritten(tmp_path, token):
+    marker = "<!-- bugsleuth:investigation acme/tiny#7 -->"
+    with fake_tracker() as fake:
+        fake.seed("github:acme/tiny#7", [f"{marker}\nmy own notes, which a rerun must not replace"])
+        settings = Settings(data_dir=tmp_path, github_token=SecretStr(token), github_api_url=fake.url)
+        first = await post_diagnosis_comment(settings, GITHUB_REPORT, Diagnosis(summary="first"))
+        second = await post_diagnosis_comment(settings, GITHUB_REPORT, Diagnosis(summary="second"))
+    assert (first.action, second.action) == ("created", "updated") and second.comment_id == first.comment_id
+    comments = fake.comments["github:acme/tiny#7"]
+    assert comments[0]["body"].endswith("my own notes, which a rerun must not replace")
+    assert len(comments) == 2 and "**Summary.** second" in comments[1]["body"]
+
+
+async def test_a_gitlab_note_someone_else_wrote_with_the_marker_is_never_overwritten(tmp_path):
+    report = BugReport(title="t", source=Source.gitlab, url="https://gitlab.com/grp/tiny/-/issues/3")
+    with fake_tracker() as fake:
+        fake.seed("gitlab:grp/tiny#3", ["<!-- bugsleuth:investigation grp/tiny#3 -->\nalice's note"])
+        settings = Settings(data_dir=tmp_path, gitlab_token=SecretStr("glpat"), gitlab_api_url=f"{fake.url}/api/v4")
+        result = await post_diagnosis_comment(settings, report, Diagnosis(summary="s"))
+    assert result.action == "created" and fake.comments["gitlab:grp/tiny#3"][0]["body"].endswith("alice's note")
