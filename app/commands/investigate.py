@@ -16,6 +16,8 @@ from typing import Annotated, Any
 
 import typer
 
+from app.commands._terminal import say
+
 
 class OutputFormat(StrEnum):
     """How `investigate` prints the diagnosis."""
@@ -40,6 +42,29 @@ def decode_report(data: bytes) -> str:
         return data.decode("cp1252", errors="replace")
 
 
+def text_of(data: bytes, where: str, option: str) -> str:
+    """The text of a file's bytes (`decode_report`); `typer.BadParameter` for binary data (a NUL byte, as git
+    judges it), which no decoding makes a report of."""
+    text = decode_report(data)
+    if "\x00" in text:
+        offset = data.find(b"\x00")
+        raise typer.BadParameter(f"{where} is not text: it holds a NUL byte at offset {offset:,} (a "
+                                 "binary file, or UTF-16 without a byte order mark); give a UTF-8 text file",
+                                 param_hint=option)  # fmt: skip
+    return text
+
+
+def read_text_file(path: Path, option: str) -> str:
+    """The text of the file an option names (`text_of`); `typer.BadParameter` when there is none or it is unreadable."""
+    if not path.is_file():
+        raise typer.BadParameter(f"no {option.removeprefix('--')} file at {path}", param_hint=option)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise typer.BadParameter(f"cannot read {path}: {e.strerror or e}", param_hint=option) from None
+    return text_of(data, str(path), option)
+
+
 def _read_report(source: str, title: str | None) -> Any:
     """A BugReport from a file or stdin: BugReport JSON, or text whose first line is the title (a text longer than
     the intake limit clipped like a webhook's, its beginning and end kept, the cut stated)."""
@@ -51,12 +76,9 @@ def _read_report(source: str, title: str | None) -> Any:
 
     if source == "-":
         stdin = getattr(sys.stdin, "buffer", None)
-        raw = decode_report(stdin.read()) if stdin is not None else sys.stdin.read()
+        raw = text_of(stdin.read(), "stdin", "--report") if stdin is not None else sys.stdin.read()
     else:
-        path = Path(source)
-        if not path.is_file():
-            raise typer.BadParameter(f"no report file at {source}", param_hint="--report")
-        raw = decode_report(path.read_bytes())
+        raw = read_text_file(Path(source), "--report")
     if not raw.strip():
         raise typer.BadParameter("the report is empty", param_hint="--report")
     stripped = raw.lstrip()
@@ -115,7 +137,7 @@ def _progress(event: Any) -> None:
         line += "".join(f"\n    {c.path} ({c.score:.2f}) {', '.join(c.symbols[:2])}" for c in event.candidates)
     else:
         line = f"start: explorer {event.explorer}"
-    typer.echo(f"[{event.attempt}.{event.iteration} {event.phase.value}] {line}", err=True)
+    say(f"[{event.attempt}.{event.iteration} {event.phase.value}] {line}", err=True)
 
 
 def investigate_command(
@@ -164,12 +186,12 @@ def investigate_command(
         chosen: Any = resolve_explorer(explorer)
     except UserError as e:
         if explorer != "offline":
-            typer.echo(f"error: {e}", err=True)
+            say(f"error: {e}", err=True)
             raise typer.Exit(2) from None
         typer.echo("note: the offline investigator is not available; using the SCRIPTED STAND-IN "
                    "(it locates, it does not investigate).", err=True)  # fmt: skip
         chosen = resolve_explorer("scripted")
-    notes = memory.read_text(encoding="utf-8") if memory and memory.is_file() else None
+    notes = read_text_file(memory, "--memory") if memory is not None else None
     cancel = CancelToken()
     previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel("interrupted (Ctrl-C)"))
     try:
@@ -177,11 +199,12 @@ def investigate_command(
                                   cancel=cancel, commit=commit, git_dir=git_dir, structurer=structurer, memory=notes,
                                   on_event=None if quiet else _progress)  # fmt: skip
     except UserError as e:
-        typer.echo(f"error: {e}", err=True)
+        say(f"error: {e}", err=True)
         raise typer.Exit(2) from None
     finally:
         signal.signal(signal.SIGINT, previous)
-    typer.echo(_render(result, OutputFormat.json if as_json else fmt))
+    fmt = OutputFormat.json if as_json else fmt
+    (say if fmt == OutputFormat.markdown else typer.echo)(_render(result, fmt))
     reason = result.diagnosis.termination.reason
     if reason != StopReason.done:
         raise typer.Exit(1 if reason == StopReason.error else 3)
@@ -200,7 +223,7 @@ def replay_command(
     try:
         results = replay_all(target, root=root)
     except UserError as e:
-        typer.echo(f"error: {e}", err=True)
+        say(f"error: {e}", err=True)
         raise typer.Exit(2) from None
     if not results:
         typer.echo(f"error: no traces under {target}", err=True)
@@ -209,7 +232,7 @@ def replay_command(
         typer.echo(json.dumps([{"trace": str(r.trace), "changed": r.changed, "recorded": vars(r.recorded),
                                 "replayed": vars(r.replayed)} for r in results], indent=2))  # fmt: skip
     else:
-        typer.echo(render_table(results))
+        say(render_table(results))
     if any(r.changed for r in results):
         raise typer.Exit(1)
 

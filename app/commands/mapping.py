@@ -14,9 +14,11 @@ from typing import Annotated, Any
 
 import typer
 
+from app.commands._terminal import say, terminal_safe
+
 
 def _fail(message: str) -> None:
-    typer.echo(f"bugsleuth map: {message}", err=True)
+    say(f"bugsleuth map: {message}", err=True)
     raise typer.Exit(2)
 
 
@@ -84,7 +86,7 @@ def register(cli: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps(map_json(repo_map, symbols), indent=2, sort_keys=True, ensure_ascii=False))
         else:
-            sys.stdout.write(repo_map.text)
+            sys.stdout.write(terminal_safe(repo_map.text))
             sys.stdout.flush()
         if stats:
             s = repo_map.stats

@@ -1,4 +1,5 @@
-"""`bugsleuth tools search|read|ls|symbol`: run one read-only tool and print exactly what the agent would see.
+"""`bugsleuth tools search|read|ls|symbol`: run one read-only tool and print exactly what the agent would see (a
+control character written as its escape, `\\x1b`, so that a file's bytes cannot drive the terminal).
 
 Exit codes: 0 on a result, 2 on a refused or invalid request (the reason on stderr), 1 when the
 environment is broken (repository gone, ripgrep missing).
@@ -11,6 +12,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from app.commands._terminal import say
 
 RepoOption = Annotated[Path, typer.Option("--repo", "-r", help="Repository root the tool is confined to.")]
 DenyOption = Annotated[
@@ -28,12 +31,12 @@ def _run(repo: Path, deny: list[str] | None, call: Callable) -> None:
         sb = Sandbox(repo, deny=tuple(deny or ()))
         result = call(sb)
     except (ToolError, UserError) as exc:
-        typer.echo(str(exc), err=True)
+        say(str(exc), err=True)
         raise typer.Exit(2) from None
     except UnrecoverableError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        say(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    typer.echo(result.render())
+    say(result.render())
 
 
 def search_command(

@@ -55,7 +55,7 @@ class EvalRequest:
 
 def _progress(console: Console) -> Progress:
     return Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[note]}"),
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[note]}", markup=False),
         TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False,
     )
 
@@ -74,14 +74,14 @@ def prepare_trees(instances: list[data_mod.Instance], table: data_mod.RepoTable,
                     console.print(f"{repo}@{commit[:12]}: left out {len(tree.missing)} missing blob(s)")
             except (EvalInputError, OSError, RuntimeError) as exc:
                 failures += 1
-                console.print(f"[red]{repo}@{commit[:12]}: {exc}")
+                console.print(f"{repo}@{commit[:12]}: {exc}", style="red")
             progress.update(bar, advance=1, note=f"{repo}@{commit[:8]}")
     return failures
 
 
 def evaluate(request: EvalRequest) -> dict[str, Any]:
     """Run the evaluation the request describes and write its outputs; return summary.json's content."""
-    console = Console(stderr=True)
+    console = Console(stderr=True, markup=False)  # what it prints quotes paths and git's errors, `[/x]` included
     instances = data_mod.load_instances(request.data)
     if request.protocol == Protocol.locagent:
         check_locagent_data(instances, request.data)

@@ -183,6 +183,16 @@ class HistorySource:
         found = _absolute_git_dir(Path(git_dir)) if git_dir else find_git_dir(root)
         return cls(found, commit or "HEAD") if found is not None else None
 
+    def has_commit(self) -> bool:
+        """Whether the git directory holds the investigated commit (True when git cannot tell: missing, timed out)."""
+        try:
+            _git(self.git_dir, "rev-parse", "--verify", "--quiet", f"{self.commit}^{{commit}}")
+        except subprocess.CalledProcessError:
+            return False
+        except (OSError, subprocess.SubprocessError):
+            return True
+        return True
+
     def scores(self, text: str, *, cache_dir: Path | None = None, config: HistoryConfig | None = None) -> dict[str, float]:
         """`history_scores` of `text` over this source."""
         return history_scores(text, self.git_dir, self.commit, cache_dir=cache_dir, config=config)

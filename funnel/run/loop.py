@@ -109,12 +109,7 @@ async def investigate(
     With a model explorer, the offline ranking runs first as a cheap pre-pass (`Limits.prepass`), and a run
     the model endpoint failed is redone by the offline investigator (`Limits.fallback_to_offline`).
     """
-    root = Path(root).expanduser().resolve()
-    if not root.is_dir():
-        raise UserError(f"repository root {root} is not a directory")
-    if git_dir is not None:
-        if HistorySource.locate(root, git_dir) is None:
-            raise UserError(f"git directory {git_dir} is not a git repository (bare, .git or a work tree)")
+    root = _checked_root(root, git_dir, commit)
     limits = limits or Limits()
     explorer = resolve_explorer(explorer)
     started = time.monotonic()
@@ -156,6 +151,20 @@ async def investigate(
     ranking = ranking_of(used) or (prepass.ranking if prepass is not None else None)
     return InvestigationResult(outcome.diagnosis, outcome.markdown, list(tracer.events), transcript, outcome.findings,
                                ranking)
+
+
+def _checked_root(root: Path | str, git_dir: Path | str | None, commit: str | None) -> Path:
+    """The repository root, resolved, once it and what it comes with are checked: a directory, a git directory that
+    is one, a commit that git directory holds (`UserError` naming the one that is wrong)."""
+    root = Path(root).expanduser().resolve()
+    if not root.is_dir():
+        raise UserError(f"repository root {root} is not a directory")
+    if git_dir is not None and HistorySource.locate(root, git_dir) is None:
+        raise UserError(f"git directory {git_dir} is not a git repository (bare, .git or a work tree)")
+    source = HistorySource.locate(root, git_dir, commit) if commit else None
+    if source is not None and not source.has_commit():
+        raise UserError(f"commit {commit} is not in the git directory {source.git_dir}")
+    return root
 
 
 def investigate_sync(report: BugReport, root: Path | str, **kwargs: Any) -> InvestigationResult:

@@ -356,3 +356,14 @@ def test_the_locagent_protocol_refuses_data_that_is_not_swe_bench_lite(bench):
     assert done.exit_code == 2 and "SWE-bench Lite" in done.output
     assert not (bench["out"] / "results.jsonl").exists()
     assert run_eval(bench, "--protocol", "nope").exit_code == 2
+
+
+def test_a_tree_failure_whose_text_reads_like_markup_is_printed_as_written(bench):
+    mirror = bench["dir"] / "mirrors[" / "x]"
+    mirror.parent.mkdir()
+    mirror.symlink_to(bench["repo"])
+    rows = [fx.instance("ghost-1", "0123456789abcdef0123456789abcdef01234567", "Ghost\nSTUB-RANK: pkg/core.py")]
+    bench["data"].write_text(json.dumps(rows[0]) + "\n")
+    done = run_eval(bench, "--prepare-only", repos=fx.write_repos_toml(bench["dir"], mirror))
+    assert done.exit_code == 0, done.output
+    assert "is not in" in done.stderr and "mirrors[/x]" in done.stderr

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import subprocess
 
 from typer.testing import CliRunner
 
 from app.cli import cli
+from app.commands._terminal import terminal_safe
 from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT
 
 REPORT_TEXT = "apply_discount returns the wrong price\napply_discount(1000, 10) returns 0 instead of 900.\n"
@@ -17,6 +21,11 @@ def _invoke(tmp_path, *args: str, report: str = REPORT_TEXT, stdin: str | None =
     path.write_text(report)
     source = "-" if stdin is not None else str(path)
     return CliRunner().invoke(cli, ["investigate", str(FIXTURE_REPO), "--report", source, *args], input=stdin)
+
+
+def _said(result) -> str:
+    """What a command printed, with the frame drawn around an error and its line breaks taken out."""
+    return " ".join(re.sub("[│╭╮╰╯─]", " ", result.output).split())
 
 
 def test_investigate_prints_markdown_and_progress(tmp_path):
@@ -93,3 +102,49 @@ def test_a_report_file_is_read_in_the_encoding_its_byte_order_mark_names_or_utf8
                                    "--json", "-q"], input=b"\xef\xbb\xbf" + payload.encode())  # fmt: skip
     assert out.exit_code == 0 and json.loads(out.stdout)["affected_files"][0]["path"] == "shop/pricing.py"
 
+
+
+def test_a_binary_report_or_memory_file_is_refused_with_its_reason(tmp_path):
+    (tmp_path / "core.bin").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00" + bytes(range(256)))
+    binary = CliRunner().invoke(cli, ["investigate", str(FIXTURE_REPO), "--report", str(tmp_path / "core.bin")])
+    assert binary.exit_code == 2 and "is not text: it holds a NUL byte at offset 7" in _said(binary)
+    piped = CliRunner().invoke(cli, ["investigate", str(FIXTURE_REPO), "--report", "-"], input=b"crash\x00\x00")
+    assert piped.exit_code == 2 and "stdin is not text" in _said(piped)
+    no_memory = _invoke(tmp_path, "--explorer", "scripted", "--memory", str(tmp_path / "notes.md"))
+    assert no_memory.exit_code == 2 and "no memory file at" in _said(no_memory)
+    bad_memory = _invoke(tmp_path, "--explorer", "scripted", "--memory", str(tmp_path / "core.bin"))
+    assert bad_memory.exit_code == 2 and "is not text" in _said(bad_memory) and "Traceback" not in bad_memory.output
+
+
+def test_a_commit_the_repository_does_not_hold_is_refused(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURE_REPO, repo)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "first"]):
+        subprocess.run([*git, *args], check=True)
+    (tmp_path / "r.txt").write_text(REPORT_TEXT)
+    run = ["investigate", str(repo), "--report", str(tmp_path / "r.txt"), "--explorer", "scripted", "--json", "-q"]
+    unknown = CliRunner().invoke(cli, [*run, "--commit", "deadbeef"])
+    assert unknown.exit_code == 2 and f"commit deadbeef is not in the git directory {repo / '.git'}" in _said(unknown)
+    known = CliRunner().invoke(cli, [*run, "--commit", "HEAD"])
+    assert known.exit_code == 0 and json.loads(known.stdout)["stats"]["commit"] == "HEAD"
+
+
+def test_what_a_report_or_a_model_writes_cannot_drive_the_terminal(tmp_path):
+    hostile = GOOD_REPORT.replace("removes the whole price.", "removes the whole price.\x1b]52;c;cm0gLXJm\x07\x08\x08\r"
+                                  "\u202eecirp\x1b[2J")  # fmt: skip
+    (tmp_path / "r.md").write_text(hostile)
+    title = "apply_discount returns the wrong price \x07\x08\x08\u202e\n"
+    out = _invoke(tmp_path, "--explorer", f"command:cat > /dev/null; cat {tmp_path / 'r.md'}", report=title + "body")
+    assert out.exit_code == 0, out.output
+    for stream in (out.stdout, out.stderr):
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", stream), stream
+    assert "whole price.\\x1b]52;c;cm0gLXJm\\x07\\x08\\x08" in out.stdout and "\\u202eecirp\\x1b[2J" in out.stdout
+    as_json = _invoke(tmp_path, "--explorer", f"command:cat > /dev/null; cat {tmp_path / 'r.md'}", "--json", "-q",
+                      report=title + "body")  # fmt: skip
+    assert "\x1b]52" in json.loads(as_json.stdout)["summary"]  # JSON carries the text; its encoder escapes it
+
+
+def test_terminal_safe_writes_control_characters_as_escapes_and_keeps_lines_and_tabs():
+    assert terminal_safe("a\x1b[31mb\r\nc\rd\u202ee\tf\n") == "a\\x1b[31mb\nc\\x0dd\\u202ee\tf\n"
+    assert terminal_safe("plain – text ✓") == "plain – text ✓"
