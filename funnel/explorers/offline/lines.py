@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # the writer imports this module; its types are only needed f
 __all__ = ("best_line", "evidence_window", "line_scores", "narrow_prime", "pad", "pointer", "shows_code", "window")
 
 _COMMENT = ("#", "//", "*", '"""', "'''", "/*")
+_QUOTED_CHARS = 20
+"""Shortest code line a line of prose is taken to quote (`return x` may be written for its own sake)."""
 _BLOCKS = (('"""', '"""'), ("'''", "'''"), ("/*", "*/"))
 """Openers of docstrings and block comments, with their closers."""
 
@@ -169,14 +171,18 @@ def _linked_lines(focus: Focus, path: str, start: int, end: int, source: str = "
     return [ln for ln in lines if start <= ln <= end]
 
 
-def pointer(focus: Focus, path: str, line: int, code: str) -> Literal["link", "patch", "quote"] | None:
+def pointer(focus: Focus, path: str, line: int, code: str, report: str = "") -> Literal["link", "patch", "quote"] | None:
     """How the report itself points at line `line` of `path` (whose text is `code`): a link to it, a line its diff
-    changes, a quote of it, or not at all."""
+    changes, a quote of it (in code, or a line of the `report`'s prose that is the line, at least `_QUOTED_CHARS`
+    long, as an issue pasted without a fence writes it), or not at all."""
     folded = fold(code)
     for link in focus.links:
         if link.names(path) and (link.text == folded if link.text else link.line == line):
             return "patch" if link.text else "link"  # a patch's line is known by its text: the file may have moved
-    return "quote" if folded in focus.quoted_code else None
+    if folded in focus.quoted_code:
+        return "quote"
+    written = len(folded) >= _QUOTED_CHARS and any(fold(ln) == folded for ln in report.split("\n"))
+    return "quote" if written else None
 
 
 def _titled(report: str, symbol: str) -> bool:

@@ -225,7 +225,7 @@ def write_report(
         else f"Weak evidence only: “{paired_ticks(title)}” may involve {where}, but the report gives little to go on."
     )
     found = prime.finding
-    explanation_parts = _explanation(prime, top, focus, texts, weak=weak, found=found,
+    explanation_parts = _explanation(prime, top, focus, texts, report_text, weak=weak, found=found,
                                      opening=request_opening(addition, prime) if feature else "",
                                      lead=prime.adds is None)
     evidence = _evidence(cites, quotes, searched)
@@ -260,7 +260,7 @@ def _ratings(prime: Citation) -> tuple[DraftRating, DraftRating]:
             DraftRating(level=str(Risk.medium), reason="not assessed beyond the suspect definition; callers may rely on the current behaviour"))
 
 
-def _explanation(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str], *, weak: bool,
+def _explanation(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str], report: str, *, weak: bool,
                  found: Finding | None, opening: str = "", lead: bool = True) -> list[str]:
     """The root cause's sentences: the mechanism a reasoning rule found at the cited line (or, when none fired, the
     lead and a plain word that none did), the evidence tying it to the report, and a caveat when weak. A feature
@@ -274,7 +274,7 @@ def _explanation(prime: Citation, top: Candidate, focus: Focus, texts: dict[str,
     elif not lead:
         explanation_parts = []
     else:
-        lead, lexical = _lead(prime, top, focus, texts)
+        lead, lexical = _lead(prime, top, focus, texts, report)
         explanation_parts = [lead, "No rule of the reasoning layer (error shapes, named options or values) matched "
                                    "inside the suspect definitions"
                              + (", so the cited line is only the best lexical match." if lexical else ".")]
@@ -343,7 +343,7 @@ def _moved_frame(focus: Focus, prime: Citation, top: Candidate) -> Frame | None:
     return next((f for f in focus.frames if f.line and moved_frame_reason(f) in reasons), None)
 
 
-def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) -> tuple[str, bool]:
+def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str], report: str) -> tuple[str, bool]:
     """The first sentence of the root cause (what the strongest evidence says about the prime suspect), and whether
     its line was chosen for the words it shares with the report alone (no frame, message, link or quote)."""
     where = f"{code_span(prime.symbol)} (`{prime.path}:{prime.start}-{prime.end}`)" if prime.symbol else f"`{prime.path}`"
@@ -363,7 +363,7 @@ def _lead(prime: Citation, top: Candidate, focus: Focus, texts: dict[str, str]) 
     if held is not None and prime.start <= held <= prime.end:
         # the quoted text may be an error message or a fragment of the report's own code
         return f"{where} holds text the report quotes: line {held} reads {code_span(lines[held - 1].strip()[:160])}.", False
-    pointed = pointer(focus, prime.path, anchor, code) if code and anchor else None
+    pointed = pointer(focus, prime.path, anchor, code, report) if code and anchor else None
     how = {"link": "is the line the report links to", "patch": "is a line the report's patch changes",
            "quote": "is the line the report quotes"}.get(
         pointed or "", "shares the most terms with the report")

@@ -14,6 +14,7 @@ from funnel.report.parse import parse_report
 from schemas.diagnosis import Diagnosis
 from schemas.enums import Role, StopReason
 from schemas.report import BugReport
+from tests.funnel.harness_support import FIXTURE_REPO
 from tests.funnel.localize.test_offline_rank import GO_REPO, GO_REPORT, JAVA_REPO, JAVA_REPORT, NODE_REPO, NODE_REPORT, PY_REPO, RUST_REPO, RUST_REPORT, _make
 
 PY_TRACE_REPORT = """Session.request crashes on a negative timeout
@@ -251,3 +252,13 @@ async def test_evidence_quotes_the_nearest_code_where_the_line_pointed_at_is_bla
     evidence = result.diagnosis.root_cause.evidence
     assert evidence and all(not item.endswith(": ``") for item in evidence)
     assert any(item.startswith("`shop/cart.py:4` in `total`: `return subtotal - discount`") for item in evidence)
+
+
+async def test_a_code_line_the_report_pastes_without_a_fence_is_named_as_its_quote():
+    report = BugReport(title="apply_discount removes the whole price",
+                       body="In shop/pricing.py the line\n\nreturn price_cents - price_cents * percent // 10\n\n"
+                            "takes 100% off for a 10% discount.")  # fmt: skip
+    result = await investigate(report, FIXTURE_REPO, explorer="offline")
+    explanation = result.diagnosis.root_cause.explanation
+    assert "Line 8 there is the line the report quotes: `return price_cents - price_cents * percent // 10`" in explanation
+    assert "shares the most terms" not in explanation
