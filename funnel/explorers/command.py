@@ -1,4 +1,8 @@
-"""External-command explorer: any CLI coding agent, given the prompt on stdin; its stdout is the markdown report."""
+"""External-command explorer: any CLI coding agent, given the prompt on stdin; its stdout is the markdown report.
+
+A CLI agent may colour what it writes even into a pipe (`FORCE_COLOR` in a CI job, a renderer that always styles
+headings). The command runs with `NO_COLOR=1` (https://no-color.org) unless the environment sets it, and the
+escape sequences that remain are taken out of its output: `ESC[1;34m## Summary ESC[0m` is the heading it shows."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from pathlib import Path
 from funnel.cancel import CancelToken
 from funnel.errors import Cancelled, CostBudgetExceeded, RunFailed, UserError
 from funnel.explorers.protocol import CommandOutput
+from schemas.text import without_escapes
 
 __all__ = ("CommandExplorer", "CommandOutput")
 
@@ -27,7 +32,7 @@ class CommandExplorer:
     command: str
     """Shell command line, e.g. `claude -p` or `my-agent --stdin`."""
     env: dict[str, str] = field(default_factory=dict)
-    """Extra environment variables for the command."""
+    """Extra environment variables for the command (`NO_COLOR=1` unless set here or in the service's own)."""
 
     def __post_init__(self) -> None:
         if not self.command.strip():
@@ -49,7 +54,7 @@ class CommandExplorer:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env={**os.environ, **self.env},
+            env={"NO_COLOR": "1", **os.environ, **self.env},
             start_new_session=True,
         )
         loop = asyncio.get_running_loop()
@@ -69,10 +74,10 @@ class CommandExplorer:
         except BaseException:
             _kill(proc)
             raise
-        stderr = err.decode("utf-8", "replace")[-_MAX_STDERR:]
+        stderr = without_escapes(err.decode("utf-8", "replace"))[-_MAX_STDERR:]
         if proc.returncode != 0:
             raise RunFailed(f"command explorer exited with {proc.returncode}: {stderr.strip()[-500:]}")
-        return CommandOutput(out.decode("utf-8", "replace"), stderr, time.monotonic() - started)
+        return CommandOutput(without_escapes(out.decode("utf-8", "replace")), stderr, time.monotonic() - started)
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

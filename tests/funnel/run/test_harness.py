@@ -225,6 +225,16 @@ async def test_command_explorer_report_on_stdout_is_verified(tmp_path):
     assert result.diagnosis.stats.explorer.startswith("command:")
 
 
+async def test_a_command_explorer_that_colours_its_report_is_read_as_the_report_it_shows(tmp_path):
+    coloured = "\n".join(f"\x1b[1;34m{line}\x1b[0m" if line.startswith("#") else line for line in GOOD_REPORT.split("\n"))
+    (tmp_path / "r.md").write_text(coloured.replace("`shop/pricing.py:8`", "\x1b[36m`shop/pricing.py:8`\x1b[39m"))
+    cmd = f"cat > /dev/null; echo \"NO_COLOR=$NO_COLOR\" >&2; cat {tmp_path / 'r.md'}"
+    result = await investigate(REPORT, FIXTURE_REPO, explorer=f"command:{cmd}")
+    assert result.diagnosis.termination.reason == StopReason.done, result.diagnosis.termination.detail
+    assert result.diagnosis.summary == "A 10% discount removes the whole price."
+    assert result.messages[-1].provider_details["stderr"].strip() == "NO_COLOR=1"
+
+
 async def test_command_explorer_that_fails_ends_with_error_and_its_stderr():
     result = await investigate(REPORT, FIXTURE_REPO, explorer="command:echo boom >&2; exit 7")
     term = result.diagnosis.termination
