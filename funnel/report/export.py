@@ -56,10 +56,28 @@ def _fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
 
 
-def _cite(item: AffectedFile, repo_uri: str | None, commit: str | None) -> str:
+def _cite(item: AffectedFile, repo_uri: str | None, commit: str | None, *, lines_only: bool = False) -> str:
     loc = f"`{format_location(item.path, item.line_start, item.line_end)}`"
+    if lines_only:
+        loc = f"`{loc.removeprefix(f'`{item.path}:')}"
     url = blob_url(repo_uri, commit, item.path, item.line_start, item.line_end)
     return f"[{loc}]({url})" if url else loc
+
+
+def _by_definition(items: list[AffectedFile]) -> list[tuple[AffectedFile, list[AffectedFile]]]:
+    """Each suspect at its first place, with the later ranges cited in the same definition (the rest of a long
+    function the ranking cites around its first range): one definition is one suspect to a reader."""
+    out: list[tuple[AffectedFile, list[AffectedFile]]] = []
+    first: dict[tuple[str, str], list[AffectedFile]] = {}
+    for item in items:
+        key = (item.path, item.symbol or "")
+        if item.symbol and key in first:
+            first[key].append(item)
+            continue
+        out.append((item, []))
+        if item.symbol:
+            first[key] = out[-1][1]
+    return out
 
 
 def _one_line(text: str) -> str:
@@ -85,9 +103,11 @@ def to_markdown(diagnosis: Diagnosis, *, repo_uri: str | None = None, title: str
         out += [f"**Root cause.** {d.root_cause.explanation.strip()}", ""]
     if d.affected_files:
         out.append("**Suspects**")
-        for n, item in enumerate(d.affected_files, 1):
+        for n, (item, more) in enumerate(_by_definition(d.affected_files), 1):
             symbol = f" — {code_span(item.symbol)}" if item.symbol else ""
-            out.append(f"{n}. {_cite(item, repo_uri, commit)}{symbol} ({item.role.value})")
+            lines = "line" if len(more) == 1 and more[0].line_start == more[0].line_end else "lines"
+            also = f"; also {lines} {', '.join(_cite(m, repo_uri, commit, lines_only=True) for m in more)}" if more else ""
+            out.append(f"{n}. {_cite(item, repo_uri, commit)}{symbol} ({item.role.value}{also})")
         out.append("")
     if d.proposed_changes:
         out.append("**Proposed changes** (suggestions; nothing was changed)")

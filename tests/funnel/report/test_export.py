@@ -187,3 +187,22 @@ def test_markdown_comment_quotes_a_swift_escaped_identifier_as_one_code_span():
                          role=Role.cause, evidence="public static let `default` = Session()")
     text = to_markdown(_diagnosis(affected_files=[cited], proposed_changes=[]))
     assert "— `` Session.`default` `` (cause)" in text
+
+
+def test_a_definition_cited_in_several_ranges_is_one_suspect_with_its_other_lines():
+    cited = [AffectedFile(path="pkg/session.py", line_start=423, line_end=437, symbol="Session.request", role=Role.cause),
+             AffectedFile(path="pkg/models.py", line_start=4, line_end=9, symbol="prepare", role=Role.related),
+             AffectedFile(path="pkg/session.py", line_start=378, line_end=422, symbol="Session.request", role=Role.related),
+             AffectedFile(path="pkg/session.py", line_start=438, line_end=438, symbol="Session.request", role=Role.related),
+             AffectedFile(path="pkg/compat.py", line_start=1, line_end=5, role=Role.related),
+             AffectedFile(path="pkg/compat.py", line_start=9, line_end=12, role=Role.related)]  # fmt: skip
+    suspects = to_markdown(Diagnosis(summary="s", affected_files=cited)).split("**Suspects**\n")[1].split("\n\n")[0]
+    assert suspects.splitlines() == [
+        "1. `pkg/session.py:423-437` — `Session.request` (cause; also lines `378-422`, `438`)",
+        "2. `pkg/models.py:4-9` — `prepare` (related)",
+        "3. `pkg/compat.py:1-5` (related)",  # ranges outside any definition stay apart
+        "4. `pkg/compat.py:9-12` (related)",
+    ]
+    linked = to_markdown(Diagnosis(summary="s", affected_files=cited[:3]), repo_uri="https://github.com/o/r")
+    assert "(cause; also line [`378-422`](https://github.com/o/r/blob/HEAD/pkg/session.py#L378-L422))" not in linked
+    assert "(cause; also lines [`378-422`](https://github.com/o/r/blob/HEAD/pkg/session.py#L378-L422))" in linked
