@@ -131,18 +131,19 @@ def test_a_commit_the_repository_does_not_hold_is_refused(tmp_path):
 
 
 def test_what_a_report_or_a_model_writes_cannot_drive_the_terminal(tmp_path):
-    hostile = GOOD_REPORT.replace("removes the whole price.", "removes the whole price.\x1b]52;c;cm0gLXJm\x07\x08\x08\r"
-                                  "\u202eecirp\x1b[2J")  # fmt: skip
+    hostile = GOOD_REPORT.replace("removes the whole price.", "removes the whole price.\x1b]52;c;cm0gLXJm\x07 \x07\x08\x08"
+                                  "\r\u202eecirp\x1b[2J")  # fmt: skip
     (tmp_path / "r.md").write_text(hostile)
     title = "apply_discount returns the wrong price \x07\x08\x08\u202e\n"
-    out = _invoke(tmp_path, "--explorer", f"command:cat > /dev/null; cat {tmp_path / 'r.md'}", report=title + "body")
+    explorer = f"command:cat > /dev/null; cat {tmp_path / 'r.md'}"
+    out = _invoke(tmp_path, "--explorer", explorer, report=title + "body")
     assert out.exit_code == 0, out.output
     for stream in (out.stdout, out.stderr):
         assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", stream), stream
-    assert "whole price.\\x1b]52;c;cm0gLXJm\\x07\\x08\\x08" in out.stdout and "\\u202eecirp\\x1b[2J" in out.stdout
-    as_json = _invoke(tmp_path, "--explorer", f"command:cat > /dev/null; cat {tmp_path / 'r.md'}", "--json", "-q",
-                      report=title + "body")  # fmt: skip
-    assert "\x1b]52" in json.loads(as_json.stdout)["summary"]  # JSON carries the text; its encoder escapes it
+    # the command's escape sequences are taken out of its report; what is left is printed as escapes
+    assert "whole price. \\x07\\x08\\x08" in out.stdout and "\\u202eecirp" in out.stdout and "52;c" not in out.stdout
+    as_json = _invoke(tmp_path, "--explorer", explorer, "--json", "-q", report=title + "body")
+    assert "\x07\x08\x08" in json.loads(as_json.stdout)["summary"]  # JSON carries the text; its encoder escapes it
 
 
 def test_terminal_safe_writes_control_characters_as_escapes_and_keeps_lines_and_tabs():
