@@ -42,7 +42,7 @@ def decode_report(data: bytes) -> str:
         return data.decode("cp1252", errors="replace")
 
 
-def text_of(data: bytes, where: str, option: str) -> str:
+def _text_of(data: bytes, where: str, option: str) -> str:
     """The text of a file's bytes (`decode_report`); `typer.BadParameter` for binary data (a NUL byte, as git
     judges it), which no decoding makes a report of."""
     text = decode_report(data)
@@ -54,15 +54,15 @@ def text_of(data: bytes, where: str, option: str) -> str:
     return text
 
 
-def read_text_file(path: Path, option: str) -> str:
-    """The text of the file an option names (`text_of`); `typer.BadParameter` when there is none or it is unreadable."""
+def _read_text_file(path: Path, option: str) -> str:
+    """The text of the file an option names (`_text_of`); `typer.BadParameter` when there is none or it is unreadable."""
     if not path.is_file():
         raise typer.BadParameter(f"no {option.removeprefix('--')} file at {path}", param_hint=option)
     try:
         data = path.read_bytes()
     except OSError as e:
         raise typer.BadParameter(f"cannot read {path}: {e.strerror or e}", param_hint=option) from None
-    return text_of(data, str(path), option)
+    return _text_of(data, str(path), option)
 
 
 def _read_report(source: str, title: str | None) -> Any:
@@ -76,9 +76,9 @@ def _read_report(source: str, title: str | None) -> Any:
 
     if source == "-":
         stdin = getattr(sys.stdin, "buffer", None)
-        raw = text_of(stdin.read(), "stdin", "--report") if stdin is not None else sys.stdin.read()
+        raw = _text_of(stdin.read(), "stdin", "--report") if stdin is not None else sys.stdin.read()
     else:
-        raw = read_text_file(Path(source), "--report")
+        raw = _read_text_file(Path(source), "--report")
     if not raw.strip():
         raise typer.BadParameter("the report is empty", param_hint="--report")
     stripped = raw.lstrip()
@@ -191,7 +191,7 @@ def investigate_command(
         typer.echo("note: the offline investigator is not available; using the SCRIPTED STAND-IN "
                    "(it locates, it does not investigate).", err=True)  # fmt: skip
         chosen = resolve_explorer("scripted")
-    notes = read_text_file(memory, "--memory") if memory is not None else None
+    notes = _read_text_file(memory, "--memory") if memory is not None else None
     cancel = CancelToken()
     previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel("interrupted (Ctrl-C)"))
     try:
