@@ -21,6 +21,8 @@ _MARKDOWN_PARTS = re.compile(
     re.S | re.M,
 )
 """Fenced code blocks (an unclosed one runs to the end), code spans and HTML comments, in the order they open."""
+_CODE_PARTS = re.compile(_MARKDOWN_PARTS.pattern.rpartition("|")[0], re.S | re.M)
+"""Fenced code blocks and code spans, without the HTML comments (`markdown_parts` finds those itself)."""
 _ESCAPE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]")
 """A terminal's escape sequence (ECMA-48): a control sequence (`ESC [ 31 m`, colours and cursor moves), an operating
 system command (`ESC ] 0 ; title BEL`, up to its terminator or the next escape), or another escape (`ESC ( B`)."""
@@ -72,13 +74,33 @@ def without_escapes(text: str) -> str:
 
 
 def markdown_parts(text: str) -> Iterator[tuple[MarkdownPart, str]]:
-    """The stretches of `text` in order, each with what it is; joined, they are `text`."""
+    """The stretches of `text` in order, each with what it is; joined, they are `text`. Read in linear time: an
+    HTML comment is looked for up to the last `-->` only (an unclosed `<!--` repeated cost time quadratic in the
+    text's length when a pattern looked for it), and each search resumes where the last one stopped."""
+    code: re.Match[str] | None = None
+    opener = text.find("<!--")
     at = 0
-    for m in _MARKDOWN_PARTS.finditer(text):
-        if m.start() > at:
-            yield "prose", text[at : m.start()]
-        yield ("fence" if m.group("fence") else "code" if m.group("code") else "comment"), m.group(0)
-        at = m.end()
+    while at < len(text):
+        if code is None or code.start() < at:
+            code = _CODE_PARTS.search(text, at)
+        if 0 <= opener < at:
+            opener = text.find("<!--", at)
+        if opener >= 0 and (code is None or opener < code.start()):
+            close = text.find("-->", opener + 4)
+            if close < 0:
+                opener = -1  # no later `<!--` can close either
+                continue
+            if opener > at:
+                yield "prose", text[at:opener]
+            yield "comment", text[opener : close + 3]
+            at = close + 3
+            continue
+        if code is None:
+            break
+        if code.start() > at:
+            yield "prose", text[at : code.start()]
+        yield ("fence" if code.group("fence") else "code"), code.group(0)
+        at = code.end()
     if at < len(text):
         yield "prose", text[at:]
 

@@ -11,7 +11,7 @@ import pytest
 from schemas import BugReport
 from schemas.enums import Source
 from schemas.report import MAX_BODY_CHARS, clip_body
-from schemas.text import visible_markdown, without_blocks, without_escapes
+from schemas.text import markdown_parts, visible_markdown, without_blocks, without_escapes
 
 TEMPLATE_ISSUE = """**Describe the bug**
 Long repository names go outside the card.
@@ -85,3 +85,18 @@ def test_a_log_pasted_with_its_terminal_colours_is_read_without_them():
     started = time.perf_counter()
     assert "\x1b" not in without_escapes("\x1b]" * 100_000 + "\x1b[1;" * 50_000)
     assert time.perf_counter() - started < 5.0  # linear: milliseconds here
+
+
+def test_markdown_parts_name_fences_code_spans_and_comments_in_the_order_they_open():
+    text = "see `a <!-- b` and <!-- `c` -->\n```\n<!-- d\n```\ntail <!-- open"
+    assert list(markdown_parts(text)) == [
+        ("prose", "see "), ("code", "`a <!-- b`"), ("prose", " and "), ("comment", "<!-- `c` -->"), ("prose", "\n"),
+        ("fence", "```\n<!-- d\n```"), ("prose", "\ntail <!-- open")]
+
+
+@pytest.mark.parametrize("unit", ["<!--", "`<!--", "<!-- `", "`a"])
+def test_markdown_parts_of_a_hostile_text_of_the_largest_size_are_read_at_once(unit):
+    text = unit * (1_000_000 // len(unit))
+    started = time.perf_counter()
+    assert "".join(part for _, part in markdown_parts(text)) == text
+    assert time.perf_counter() - started < 5.0  # linear: 0.2 s here; an unclosed `<!--` once took minutes
