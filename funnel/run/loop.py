@@ -46,6 +46,7 @@ from funnel.localize.history import HistorySource
 from funnel.localize.prepass import render_candidates
 from funnel.report.redact import redact_diagnosis, redact_text, withheld_values
 from funnel.report.verify import verify_report
+from funnel.retry import build_model_from_spec
 from funnel.run import prompts
 from funnel.run.budget import guarded
 from funnel.run.compaction import Summarizer
@@ -110,10 +111,15 @@ async def investigate(
     the model endpoint failed is redone by the offline investigator (`Limits.fallback_to_offline`).
     """
     root = _checked_root(root, git_dir, commit)
+    if structurer not in (None, "parser"):
+        build_model_from_spec(structurer)  # an unknown model or a missing key is the caller's to fix, not a fallback
     limits = limits or Limits()
     explorer = resolve_explorer(explorer)
     started = time.monotonic()
-    tracer = TraceWriter(trace_path, on_event)
+    try:
+        tracer = TraceWriter(trace_path, on_event)
+    except OSError as e:  # a directory, a read-only place
+        raise UserError(f"cannot write the trace to {trace_path}: {e.strerror or e}") from None
     cancel = cancel or CancelToken()
     traits = traits_of(explorer)
     wants_prepass = traits.prepass and limits.prepass and limits.prepass_candidates > 0

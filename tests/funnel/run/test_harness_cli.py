@@ -149,3 +149,13 @@ def test_what_a_report_or_a_model_writes_cannot_drive_the_terminal(tmp_path):
 def test_terminal_safe_writes_control_characters_as_escapes_and_keeps_lines_and_tabs():
     assert terminal_safe("a\x1b[31mb\r\nc\rd\u202ee\tf\n") == "a\\x1b[31mb\nc\\x0dd\\u202ee\tf\n"
     assert terminal_safe("plain – text ✓") == "plain – text ✓"
+
+
+def test_a_trace_path_that_cannot_be_written_or_a_structurer_that_cannot_run_is_refused(tmp_path):
+    directory = _invoke(tmp_path, "--explorer", "scripted", "--trace", str(tmp_path))
+    assert directory.exit_code == 2 and f"cannot write the trace to {tmp_path}: Is a directory" in directory.output
+    assert "Traceback" not in directory.output
+    unknown = _invoke(tmp_path, "--explorer", "scripted", "--structurer", "nosuch:model")
+    assert unknown.exit_code == 2 and "cannot use model 'nosuch:model'" in unknown.output  # before: the parser, unsaid
+    parser = _invoke(tmp_path, "--explorer", "scripted", "--structurer", "parser", "--json", "-q")
+    assert parser.exit_code == 0 and json.loads(parser.stdout)["stats"]["structurer"] == "parser"
