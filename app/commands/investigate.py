@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from app.commands._files import read_text_file, text_of
 from app.commands._terminal import say
 
 
@@ -25,44 +26,6 @@ class OutputFormat(StrEnum):
     markdown = "markdown"
     json = "json"
     sarif = "sarif"
-
-
-def decode_report(data: bytes) -> str:
-    """A report file's text: in the encoding its byte-order mark names (UTF-16 from Windows PowerShell's `>`, UTF-8
-    with a BOM from Notepad), else UTF-8, else Windows-1252 (a legacy Windows editor's file); the mark left out."""
-    # lazy: importing `repomap` loads the map's modules, which every other command would pay for
-    from repomap.encoding import byte_order_mark
-
-    if found := byte_order_mark(data):
-        mark, codec = found
-        return data[len(mark) :].decode(codec, errors="replace")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace")
-
-
-def _text_of(data: bytes, where: str, option: str) -> str:
-    """The text of a file's bytes (`decode_report`); `typer.BadParameter` for binary data (a NUL byte, as git
-    judges it), which no decoding makes a report of."""
-    text = decode_report(data)
-    if "\x00" in text:
-        offset = data.find(b"\x00")
-        raise typer.BadParameter(f"{where} is not text: it holds a NUL byte at offset {offset:,} (a "
-                                 "binary file, or UTF-16 without a byte order mark); give a UTF-8 text file",
-                                 param_hint=option)  # fmt: skip
-    return text
-
-
-def _read_text_file(path: Path, option: str) -> str:
-    """The text of the file an option names (`_text_of`); `typer.BadParameter` when there is none or it is unreadable."""
-    if not path.is_file():
-        raise typer.BadParameter(f"no {option.removeprefix('--')} file at {path}", param_hint=option)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise typer.BadParameter(f"cannot read {path}: {e.strerror or e}", param_hint=option) from None
-    return _text_of(data, str(path), option)
 
 
 def _read_report(source: str, title: str | None) -> Any:
@@ -76,9 +39,9 @@ def _read_report(source: str, title: str | None) -> Any:
 
     if source == "-":
         stdin = getattr(sys.stdin, "buffer", None)
-        raw = _text_of(stdin.read(), "stdin", "--report") if stdin is not None else sys.stdin.read()
+        raw = text_of(stdin.read(), "stdin", "--report") if stdin is not None else sys.stdin.read()
     else:
-        raw = _read_text_file(Path(source), "--report")
+        raw = read_text_file(Path(source), "--report")
     if not raw.strip():
         raise typer.BadParameter("the report is empty", param_hint="--report")
     stripped = raw.lstrip()
@@ -191,7 +154,7 @@ def investigate_command(
         typer.echo("note: the offline investigator is not available; using the SCRIPTED STAND-IN "
                    "(it locates, it does not investigate).", err=True)  # fmt: skip
         chosen = resolve_explorer("scripted")
-    notes = _read_text_file(memory, "--memory") if memory is not None else None
+    notes = read_text_file(memory, "--memory") if memory is not None else None
     cancel = CancelToken()
     previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel("interrupted (Ctrl-C)"))
     try:

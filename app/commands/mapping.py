@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from app.commands._files import read_text_file, text_of
 from app.commands._terminal import say, terminal_safe
 
 
@@ -74,11 +75,9 @@ def register(cli: typer.Typer) -> None:
             _fail(f"not a directory: {path}")
         text = focus
         if focus_file is not None:
-            try:
-                raw = sys.stdin.buffer.read() if str(focus_file) == "-" else focus_file.read_bytes()
-            except OSError as exc:
-                _fail(f"cannot read focus file {focus_file}: {exc.strerror or exc}")
-            text = ((text + "\n") if text else "") + raw.decode("utf-8", "replace")
+            read = text_of(sys.stdin.buffer.read(), "stdin", "--focus-file") if str(focus_file) == "-" else \
+                read_text_file(focus_file, "--focus-file")
+            text = ((text + "\n") if text else "") + read
         try:
             repo_map = build_repo_map(path, focus=text, token_budget=tokens, cache_dir=cache_dir)
         except MapInputError as exc:
