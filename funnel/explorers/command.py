@@ -2,11 +2,17 @@
 
 A CLI agent may colour what it writes even into a pipe (`FORCE_COLOR` in a CI job, a renderer that always styles
 headings). The command runs with `NO_COLOR=1` (https://no-color.org) unless the environment sets it, and the
-escape sequences that remain are taken out of its output: `ESC[1;34m## Summary ESC[0m` is the heading it shows."""
+escape sequences that remain are taken out of its output: `ESC[1;34m## Summary ESC[0m` is the heading it shows.
+
+Asked for JSON (to read its cost, or by a wrapper script), a CLI agent wraps its answer in an envelope; the report is
+the answer inside (`agent_text`): `claude -p --output-format json` or `stream-json` (the `result` event), `codex exec
+--json` (the last completed agent message), `gemini --output-format json` (`response`). An envelope that reports an
+error (`is_error`, `turn.failed`, `error`) ends the run with it."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shlex
 import signal
@@ -20,7 +26,7 @@ from funnel.errors import Cancelled, CostBudgetExceeded, RunFailed, UserError
 from funnel.explorers.protocol import CommandOutput
 from schemas.text import without_escapes
 
-__all__ = ("CommandExplorer", "CommandOutput")
+__all__ = ("CommandExplorer", "CommandOutput", "agent_text")
 
 _MAX_STDERR = 8000
 
@@ -77,7 +83,53 @@ class CommandExplorer:
         stderr = without_escapes(err.decode("utf-8", "replace"))[-_MAX_STDERR:]
         if proc.returncode != 0:
             raise RunFailed(f"command explorer exited with {proc.returncode}: {stderr.strip()[-500:]}")
-        return CommandOutput(without_escapes(out.decode("utf-8", "replace")), stderr, time.monotonic() - started)
+        return CommandOutput(agent_text(without_escapes(out.decode("utf-8", "replace"))), stderr,
+                             time.monotonic() - started)
+
+
+def agent_text(out: str) -> str:
+    """The answer a CLI agent printed: its output as it is, or, when the output is a JSON envelope or JSON lines of
+    events, the final answer inside them (`RunFailed` when they report an error instead)."""
+    events = _json_events(out)
+    for event in reversed(events or []):
+        kind = event.get("type")
+        failure = event.get("error") if isinstance(event.get("error"), dict) and "response" not in event else {}
+        if (kind == "result" and event.get("is_error")) or kind == "turn.failed" or failure.get("message"):
+            why = failure.get("message") or event.get("result") or event.get("subtype") or kind
+            raise RunFailed(f"the command's agent reported an error: {str(why)[:300]}")
+        if kind == "result" and isinstance(event.get("result"), str):
+            return event["result"]
+        item = event.get("item") if kind == "item.completed" else None
+        if isinstance(item, dict) and isinstance(item.get("text"), str) and (
+                item.get("type") or item.get("item_type")) in ("agent_message", "assistant_message"):
+            return item["text"]
+        if isinstance(event.get("response"), str):
+            return event["response"]
+    return out
+
+
+def _json_events(out: str) -> list[dict] | None:
+    """The JSON objects the output is, one or one a line; None when it is anything else (a plain report)."""
+    text = out.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        whole = json.loads(text)
+        return [whole] if isinstance(whole, dict) else None
+    except (ValueError, RecursionError):
+        pass
+    events = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(event, dict):
+            return None
+        events.append(event)
+    return events
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

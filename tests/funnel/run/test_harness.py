@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -233,6 +234,34 @@ async def test_a_command_explorer_that_colours_its_report_is_read_as_the_report_
     assert result.diagnosis.termination.reason == StopReason.done, result.diagnosis.termination.detail
     assert result.diagnosis.summary == "A 10% discount removes the whole price."
     assert result.messages[-1].provider_details["stderr"].strip() == "NO_COLOR=1"
+
+
+ENVELOPES = {
+    "claude -p --output-format json": [{"type": "result", "subtype": "success", "is_error": False, "result": GOOD_REPORT,
+                                        "total_cost_usd": 0.02}],
+    "claude -p --output-format stream-json": [{"type": "system", "subtype": "init"}, {"type": "assistant", "message": {
+        "content": [{"type": "text", "text": "Let me look."}]}}, {"type": "result", "subtype": "success", "result": GOOD_REPORT}],
+    "codex exec --json": [{"type": "thread.started"}, {"type": "item.completed", "item": {"type": "agent_message",
+        "text": "Looking at pricing."}}, {"type": "item.completed", "item": {"type": "agent_message", "text": GOOD_REPORT}},
+        {"type": "turn.completed", "usage": {"input_tokens": 10}}],
+    "gemini --output-format json": [{"response": GOOD_REPORT, "stats": {}}],
+}  # fmt: skip
+"""What popular CLI agents print when asked for JSON: the report is the answer inside."""
+
+
+@pytest.mark.parametrize("cli", sorted(ENVELOPES))
+async def test_a_cli_agents_json_envelope_is_read_as_the_report_inside_it(tmp_path, cli):
+    (tmp_path / "out.json").write_text("\n".join(json.dumps(event) for event in ENVELOPES[cli]))
+    result = await investigate(REPORT, FIXTURE_REPO, explorer=f"command:cat > /dev/null; cat {tmp_path / 'out.json'}")
+    assert result.diagnosis.termination.reason == StopReason.done, result.diagnosis.termination.detail
+    assert result.diagnosis.summary == "A 10% discount removes the whole price."
+
+
+async def test_a_cli_agents_envelope_reporting_an_error_ends_the_run_with_it(tmp_path):
+    (tmp_path / "out.json").write_text(json.dumps({"type": "result", "subtype": "error_max_turns", "is_error": True}))
+    result = await investigate(REPORT, FIXTURE_REPO, explorer=f"command:cat > /dev/null; cat {tmp_path / 'out.json'}")
+    term = result.diagnosis.termination
+    assert term.reason == StopReason.error and "the command's agent reported an error: error_max_turns" in term.detail
 
 
 async def test_command_explorer_that_fails_ends_with_error_and_its_stderr():
