@@ -6,9 +6,9 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ByteSize, Field, SecretStr, field_validator
+from pydantic import ByteSize, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -22,6 +22,10 @@ from schemas import Classification
 
 MIN_TOKEN_CHARS = 16
 """Shortest API token accepted when the service listens beyond loopback."""
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+"""The log levels the service and uvicorn both know."""
+_SECRET_PARTS = ("token", "secret", "password", "database_url", "key")
+"""Settings whose value an error message never repeats (a database URL may hold a password)."""
 JobBackend = Literal["local", "procrastinate", "none"]
 """How investigations run: in-process pool, procrastinate workers, or not at all (store only)."""
 
@@ -126,12 +130,18 @@ class Settings(BaseSettings):
     per tree of `INDEX_MIN_FILES` files or more); the least recently used go first, never one used in the last
     hour."""
 
-    log_level: str = "INFO"
-    """Log level of the service loggers."""
+    log_level: LogLevel = "INFO"
+    """Log level of the service loggers (any case in the environment)."""
     log_json: bool = True
     """Structured JSON logs (one object per line) instead of plain text."""
     access_log: bool = True
     """One log line per HTTP request (logger `bugsleuth.access`: method, path, status, duration, client, request id)."""
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: object) -> object:
+        """`info` and `Info` are INFO, as uvicorn reads them."""
+        return value.strip().upper() if isinstance(value, str) else value
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod
@@ -201,6 +211,16 @@ class Settings(BaseSettings):
             )
         if self.resolved_job_backend == "procrastinate" and not self.is_postgres:
             raise ConfigurationError("job_backend 'procrastinate' needs a PostgreSQL database_url")
+        self._check_data_dir()
+
+    def _check_data_dir(self) -> None:
+        """Create `data_dir` when it is missing; refuse one that cannot be made or written."""
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ConfigurationError(f"data_dir {str(self.data_dir)!r} cannot be created: {e.strerror or e}") from None
+        if not os.access(self.data_dir, os.W_OK | os.X_OK):
+            raise ConfigurationError(f"data_dir {str(self.data_dir)!r} is not writable by this user")
 
 
     def _check_token(self) -> None:
@@ -222,5 +242,18 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, read once (tests override with FastAPI dependency overrides)."""
-    return Settings()
+    """The process-wide settings, read once (tests override with FastAPI dependency overrides); a value that is not
+    of its setting's type is a `ConfigurationError` naming the setting, where to set it and what it must be."""
+    try:
+        return Settings()
+    except ValidationError as e:
+        raise ConfigurationError("; ".join(_setting_error(err) for err in e.errors())) from None
+
+
+def _setting_error(err: Any) -> str:
+    """One invalid setting in words: `port (BUGSLEUTH_PORT or port in bugsleuth.toml): Input should be a valid
+    integer, not 'abc'` (a secret's value is never repeated)."""
+    name = ".".join(str(part) for part in err.get("loc", ())) or "settings"
+    where = f"BUGSLEUTH_{name.upper()} or {name} in {config_file_path()}"
+    shown = "" if any(part in name for part in _SECRET_PARTS) else f", not {err.get('input')!r}"
+    return f"{name} ({where}): {err.get('msg', 'invalid')}{shown}"

@@ -9,6 +9,17 @@ from typing import Annotated
 import typer
 
 
+def _settings():  # noqa: ANN202 - imported lazily so `bugsleuth --help` stays fast
+    """The settings, or exit 2 naming the one that is invalid."""
+    from app.config import ConfigurationError, get_settings  # lazy: pydantic-settings would slow `bugsleuth --help`
+
+    try:
+        return get_settings()
+    except ConfigurationError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+
 def _human(n: int) -> str:
     from pydantic import ByteSize  # lazy: pydantic costs every other command (`map` first) 0.1 s to import
 
@@ -39,9 +50,8 @@ def register(cli: typer.Typer) -> None:
     def show(as_json: Annotated[bool, typer.Option("--json", help="One JSON object per cache")] = False) -> None:
         """Show each cache: where it is, entries, size against its cap, last use, stale files."""
         from app import caches  # lazy: like every command, so that `bugsleuth --help` stays fast
-        from app.config import get_settings
 
-        reports = caches.show(get_settings())
+        reports = caches.show(_settings())
         if as_json:
             for r in reports:
                 typer.echo(json.dumps({
@@ -68,14 +78,13 @@ def register(cli: typer.Typer) -> None:
     ) -> None:
         """Evict least recently used entries down to the caps, delete stale cache files, give the space back."""
         from app import caches  # lazy: like every command, so that `bugsleuth --help` stays fast
-        from app.config import get_settings
 
         unknown = [name for name in only or () if name not in caches.CACHES]
         if unknown:
             raise typer.BadParameter(f"unknown cache {unknown[0]!r}: choose from {', '.join(caches.CACHES)}",
                                      param_hint="--only")
         chosen = tuple(name for name in caches.CACHES if not only or name in only)
-        results = caches.prune(get_settings(), only=chosen, max_size=_parse_size(max_size))
+        results = caches.prune(_settings(), only=chosen, max_size=_parse_size(max_size))
         if not results:
             typer.echo("nothing to prune: no cap is set (give --max-size)")
         for r in results:

@@ -14,8 +14,8 @@ import typer
 def _settings():  # noqa: ANN202 - imported lazily so `bugsleuth --help` stays fast
     from app.config import ConfigurationError, get_settings  # lazy: pydantic-settings would slow `bugsleuth --help`
 
-    settings = get_settings()
     try:
+        settings = get_settings()
         settings.check()
     except ConfigurationError as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -46,6 +46,44 @@ def test_serve_refuses_a_public_address_without_a_token(monkeypatch, tmp_path):
     get_settings.cache_clear()
 
 
+def test_an_invalid_setting_is_named_with_where_to_set_it_not_a_traceback(monkeypatch, tmp_path):
+    monkeypatch.setenv("BUGSLEUTH_DATA_DIR", str(tmp_path / "cli-data"))
+    monkeypatch.setenv("BUGSLEUTH_CONFIG", str(tmp_path / "absent.toml"))
+    cases = {("BUGSLEUTH_PORT", "abc"): "port (BUGSLEUTH_PORT or port in ", ("BUGSLEUTH_LOG_LEVEL", "LOUD"):
+             "log_level (BUGSLEUTH_LOG_LEVEL or log_level in ", ("BUGSLEUTH_JOB_BACKEND", "nope"): "'local', 'procrastinate'"}
+    for (name, value), said in cases.items():
+        with monkeypatch.context() as env:
+            env.setenv(name, value)
+            get_settings.cache_clear()
+            for command in (["serve"], ["cache", "show"], ["repo", "list"]):
+                result = CliRunner().invoke(cli, command)
+                assert result.exit_code == 2 and said in result.output and f"not '{value}'" in result.output, result.output
+                assert "Traceback" not in result.output
+    monkeypatch.setenv("BUGSLEUTH_API_TOKEN", "x" * 3)
+    monkeypatch.setenv("BUGSLEUTH_WORKERS", "many")
+    get_settings.cache_clear()
+    result = CliRunner().invoke(cli, ["serve"])
+    assert result.exit_code == 2 and "workers (BUGSLEUTH_WORKERS" in result.output
+    get_settings.cache_clear()
+
+
+def test_a_data_dir_that_cannot_be_made_or_written_is_refused(monkeypatch, tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    for data_dir, said in ((blocked / "data", "cannot be created: Not a directory"), (blocked, "cannot be created")):
+        monkeypatch.setenv("BUGSLEUTH_DATA_DIR", str(data_dir))
+        get_settings.cache_clear()
+        result = CliRunner().invoke(cli, ["serve"])
+        assert result.exit_code == 2 and f"data_dir '{data_dir}' {said}" in result.output, result.output
+    get_settings.cache_clear()
+
+
+def test_log_level_is_read_in_any_case():
+    from app.config import Settings
+
+    assert Settings(log_level="debug").log_level == "DEBUG"
+
+
 def test_settings_come_from_the_toml_file_with_env_vars_winning(monkeypatch, tmp_path):
     from app.config import Settings
 
