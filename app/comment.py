@@ -57,9 +57,6 @@ _COMMAND_LINE = re.compile(r"^(?=/[A-Za-z])", re.M)
 """A line GitLab runs as a quick action when it starts with `/` and a command's name (`/close`, `/assign @x`)."""
 _MENTION = re.compile(r"(?<![\w.+\-/@`])@(?=[A-Za-z0-9_])")
 """An `@` that starts a mention (`@alice`, `@all`, `@org/team`), not one inside an address or a path."""
-_PLAIN_FENCE = re.compile(r"\A```[^`\n]*\n(?:.*\n)?```\Z", re.S)
-"""A fence GitLab leaves out when it looks for quick actions: three backticks at the line start, closed by a line of
-just three backticks."""
 
 
 @dataclass(frozen=True)
@@ -169,16 +166,16 @@ def comment_body(diagnosis: Diagnosis, *, marker: str = "", limit: int = GITHUB_
 
 
 def inert(text: str) -> str:
-    """`text` as a bot may post it: no line a tracker would run as a command with the bot's rights, and no mention
-    that would notify anyone; it reads the same. A line starting `/close` gets its slash escaped (`\\/close`), one
-    inside a fence GitLab does not skip gets a leading space, and a mention gets a zero-width space after its `@`.
-    Code spans and plain fences are left as written: neither tracker acts on them. Carriage returns are dropped
-    first, as GitLab drops them before it looks for commands."""
+    """`text` as a bot may post it: no line a tracker or another bot would run as a command with the bot's rights,
+    and no mention that would notify anyone; it reads the same. A line starting `/close` gets its slash escaped
+    (`\\/close`), or inside a fence a leading space (GitLab skips only some fences, and other bots none), and a
+    mention gets a zero-width space after its `@`. Code spans are left as written: nothing acts on them. Carriage
+    returns are dropped first, as GitLab drops them before it looks for commands."""
     out: list[str] = []
     for kind, part in markdown_parts(text.replace("\r", "")):
         if kind in ("prose", "comment"):
             part = _MENTION.sub("@\u200b", _COMMAND_LINE.sub("\\\\", part))
-        elif kind == "fence" and not _PLAIN_FENCE.match(part):
+        elif kind == "fence":
             part = _COMMAND_LINE.sub(" ", part)
         out.append(part)
     return "".join(out)

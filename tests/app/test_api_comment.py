@@ -275,8 +275,9 @@ def test_a_posted_diagnosis_runs_no_gitlab_quick_action_and_mentions_nobody():
     assert _commands(body) == []
     assert re.findall(r"(?<![\w.+\-/@`\u200b])@[A-Za-z]", body.replace("`@property`", "")) == []
     assert "@\u200bmallory" in body and "@\u200ball" in body and "@\u200borg/team" in body
-    assert "`@property`" in body and "a@b.com" in body and "```\n/close\n```" in body  # code and addresses as written
-    assert "\\/close\n\\/assign" in body and "````\n /lock\n````" in body
+    assert "`@property`" in body and "a@b.com" in body  # code spans and addresses as written
+    assert "\\/close\n\\/assign" in body and "```\n /close\n```" in body and "````\n /lock\n````" in body
+    assert re.findall(r"^/\w", body, re.M) == []  # no line any bot reads as a command, fenced or not
     assert body.startswith("<!-- bugsleuth:investigation g/p#1 -->\n")
     assert inert("no commands, no mentions: `a/b` and x/y") == "no commands, no mentions: `a/b` and x/y"
 
