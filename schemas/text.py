@@ -14,14 +14,13 @@ from typing import Any, Literal
 REPLACEMENT = "\ufffd"
 """What an unstorable character becomes."""
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-_MARKDOWN_PARTS = re.compile(
+_FENCE_OR_CODE = (
     r"(?P<fence>^[ ]{0,3}(?P<mark>`{3,}|~{3,})[^\n]*(?:\n(?:.*?\n)??[ ]{0,3}(?P=mark)[`~]*[ \t]*(?=\n|\Z)|.*\Z))"
     r"|(?P<code>(?P<ticks>`+)(?-s:.+?)(?P=ticks))"
-    r"|(?P<comment><!--.*?-->)",
-    re.S | re.M,
 )
+_MARKDOWN_PARTS = re.compile(_FENCE_OR_CODE + r"|(?P<comment><!--.*?-->)", re.S | re.M)
 """Fenced code blocks (an unclosed one runs to the end), code spans and HTML comments, in the order they open."""
-_CODE_PARTS = re.compile(_MARKDOWN_PARTS.pattern.rpartition("|")[0], re.S | re.M)
+_CODE_PARTS = re.compile(_FENCE_OR_CODE, re.S | re.M)
 """Fenced code blocks and code spans, without the HTML comments (`markdown_parts` finds those itself)."""
 _ESCAPE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]")
 """A terminal's escape sequence (ECMA-48): a control sequence (`ESC [ 31 m`, colours and cursor moves), an operating
