@@ -5,9 +5,10 @@ headings). The command runs with `NO_COLOR=1` (https://no-color.org) unless the 
 escape sequences that remain are taken out of its output: `ESC[1;34m## Summary ESC[0m` is the heading it shows.
 
 Asked for JSON (to read its cost, or by a wrapper script), a CLI agent wraps its answer in an envelope; the report is
-the answer inside (`agent_text`): `claude -p --output-format json` or `stream-json` (the `result` event), `codex exec
+the answer inside (`agent_output`): `claude -p --output-format json` or `stream-json` (the `result` event), `codex exec
 --json` (the last completed agent message), `gemini --output-format json` (`response`). An envelope that reports an
-error (`is_error`, `turn.failed`, `error`) ends the run with it."""
+error (`is_error`, `turn.failed`, `error`) ends the run with it. The tokens and cost the envelope counts (Claude
+Code, Codex) go to the run's meter, so its token and cost budgets hold for the agent too."""
 
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic_ai.usage import RequestUsage
+
 from funnel.cancel import CancelToken
 from funnel.errors import Cancelled, CostBudgetExceeded, RunFailed, UserError
 from funnel.explorers.protocol import CommandOutput
 from schemas.text import without_escapes
 
-__all__ = ("CommandExplorer", "CommandOutput", "agent_text")
+__all__ = ("CommandExplorer", "CommandOutput", "agent_output")
 
 _MAX_STDERR = 8000
 
@@ -83,15 +86,22 @@ class CommandExplorer:
         stderr = without_escapes(err.decode("utf-8", "replace"))[-_MAX_STDERR:]
         if proc.returncode != 0:
             raise RunFailed(f"command explorer exited with {proc.returncode}: {stderr.strip()[-500:]}")
-        return CommandOutput(agent_text(without_escapes(out.decode("utf-8", "replace"))), stderr,
-                             time.monotonic() - started)
+        answer, usage = agent_output(without_escapes(out.decode("utf-8", "replace")))
+        return CommandOutput(answer, stderr, time.monotonic() - started, usage)
 
 
-def agent_text(out: str) -> str:
-    """The answer a CLI agent printed: its output as it is, or, when the output is a JSON envelope or JSON lines of
-    events, the final answer inside them (`RunFailed` when they report an error instead)."""
-    events = _json_events(out)
-    for event in reversed(events or []):
+def agent_output(out: str) -> tuple[str, RequestUsage | None]:
+    """The answer a CLI agent printed, and what it says it used. The answer is its output as it is, or, when the
+    output is a JSON envelope or JSON lines of events, the final answer inside them (`RunFailed` when they report an
+    error instead). The usage is what those events count (None when the output counts nothing): Claude Code's
+    `result` event (`usage`, `total_cost_usd`) and Codex's `turn.completed` events (`usage`)."""
+    events = _json_events(out) or []
+    return _answer(events, out), _usage(events)
+
+
+def _answer(events: list[dict], out: str) -> str:
+    """The final answer inside the events (the output itself when they hold none)."""
+    for event in reversed(events):
         kind = event.get("type")
         failure = event.get("error") if isinstance(event.get("error"), dict) and "response" not in event else {}
         if (kind == "result" and event.get("is_error")) or kind == "turn.failed" or failure.get("message"):
@@ -106,6 +116,32 @@ def agent_text(out: str) -> str:
         if isinstance(event.get("response"), str):
             return event["response"]
     return out
+
+
+def _usage(events: list[dict]) -> RequestUsage | None:
+    """The tokens and cost the events count, summed; None when none counts any. Claude's input tokens leave out
+    the cached ones, which the meter counts in; Codex's count them in already."""
+    usage, counted = RequestUsage(), False
+    for event in events:
+        counts = event.get("usage") if event.get("type") in ("result", "turn.completed") else None
+        if not isinstance(counts, dict):
+            continue
+        cached = _count(counts, "cache_read_input_tokens") or _count(counts, "cached_input_tokens")
+        extra = _count(counts, "cache_read_input_tokens") + _count(counts, "cache_creation_input_tokens")
+        usage.input_tokens += _count(counts, "input_tokens") + extra
+        usage.output_tokens += _count(counts, "output_tokens")
+        usage.cache_read_tokens += cached
+        cost = event.get("total_cost_usd")
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            usage.cost = (usage.cost or 0) + cost
+        counted = True
+    return usage if counted else None
+
+
+def _count(counts: dict, name: str) -> int:
+    """A token count of a usage object (0 when it is missing or not a count)."""
+    value = counts.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _json_events(out: str) -> list[dict] | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from pydantic_ai.models import Model
+from pydantic_ai.usage import RequestUsage
 
 from funnel.cancel import CancelToken
 from funnel.limits import Limits
@@ -91,6 +92,8 @@ class CommandOutput:
     """The command's stderr, kept for the trace (tail, capped)."""
     seconds: float
     """How long it ran."""
+    usage: RequestUsage | None = None
+    """The tokens and cost the command's output counts (a CLI agent's JSON envelope), when it counts any."""
 
 
 @runtime_checkable

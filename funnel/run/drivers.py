@@ -19,6 +19,7 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.usage import RequestUsage
 
 from funnel.errors import ModelUnavailable, ModelUnusable, StepBudgetExceeded, UserError
 from funnel.explorers import AgentExplorer, ExplorerContext, ReportCommand, traits_of
@@ -189,7 +190,8 @@ def command_attempt(state: RunState, explorer: ReportCommand, ctx: ExplorerConte
         state.move_to(Phase.output, forced=False, reason="the external agent uses its own tools")
         remaining = max(1.0, min(state.limits.command_timeout_s, state.deadline - time.monotonic()))
         out = await explorer.run(text, root=ctx.root, timeout_s=remaining, cancel=state.cancel)
-        response = ModelResponse(parts=[TextPart(out.stdout)], model_name=explorer.name, finish_reason="stop",
+        response = ModelResponse(parts=[TextPart(out.stdout)], usage=out.usage or RequestUsage(),
+                                 model_name=explorer.name, finish_reason="stop",
                                  provider_details={"stderr": out.stderr})  # fmt: skip
         record(state, response, out.seconds, transcript)
         return out.stdout

@@ -257,6 +257,20 @@ async def test_a_cli_agents_json_envelope_is_read_as_the_report_inside_it(tmp_pa
     assert result.diagnosis.summary == "A 10% discount removes the whole price."
 
 
+async def test_the_tokens_and_cost_a_cli_agents_envelope_counts_go_to_the_runs_meter(tmp_path):
+    claude = {"type": "result", "subtype": "success", "result": GOOD_REPORT, "total_cost_usd": 0.0213, "usage": {
+        "input_tokens": 12, "cache_creation_input_tokens": 3000, "cache_read_input_tokens": 15000, "output_tokens": 900}}
+    codex = [{"type": "item.completed", "item": {"type": "agent_message", "text": GOOD_REPORT}},
+             {"type": "turn.completed", "usage": {"input_tokens": 24763, "cached_input_tokens": 24448, "output_tokens": 122}}]
+    seen = {}
+    for name, events in (("claude", [claude]), ("codex", codex)):
+        (tmp_path / "out.json").write_text("\n".join(json.dumps(event) for event in events))
+        result = await investigate(REPORT, FIXTURE_REPO, explorer=f"command:cat > /dev/null; cat {tmp_path / 'out.json'}")
+        stats = result.diagnosis.stats
+        seen[name] = (stats.input_tokens, stats.output_tokens, stats.cost_usd)
+    assert seen == {"claude": (18012, 900, 0.0213), "codex": (24763, 122, None)}  # before: (0, 0, None) each
+
+
 async def test_a_cli_agents_envelope_reporting_an_error_ends_the_run_with_it(tmp_path):
     (tmp_path / "out.json").write_text(json.dumps({"type": "result", "subtype": "error_max_turns", "is_error": True}))
     result = await investigate(REPORT, FIXTURE_REPO, explorer=f"command:cat > /dev/null; cat {tmp_path / 'out.json'}")
