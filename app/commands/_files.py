@@ -3,6 +3,7 @@ Windows-1252 says, and refused with their reason when they hold binary data or a
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -45,3 +46,11 @@ def read_text_file(path: Path, option: str) -> str:
     except OSError as e:
         raise typer.BadParameter(f"cannot read {path}: {e.strerror or e}", param_hint=option) from None
     return text_of(data, str(path), option)
+
+
+def read_text_source(source: str | Path, option: str) -> str:
+    """The text an option names: standard input for `-`, else the file (`read_text_file`), read as `text_of` reads."""
+    if str(source) == "-":
+        stdin = getattr(sys.stdin, "buffer", None)  # a replaced stdin (a test runner's) may have no bytes under it
+        return text_of(stdin.read(), "stdin", option) if stdin is not None else sys.stdin.read()
+    return read_text_file(Path(source), option)

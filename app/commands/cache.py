@@ -8,16 +8,7 @@ from typing import Annotated
 
 import typer
 
-
-def _settings():  # noqa: ANN202 - imported lazily so `bugsleuth --help` stays fast
-    """The settings, or exit 2 naming the one that is invalid."""
-    from app.config import ConfigurationError, get_settings  # lazy: pydantic-settings would slow `bugsleuth --help`
-
-    try:
-        return get_settings()
-    except ConfigurationError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+from app.commands._settings import settings_or_exit
 
 
 def _human(n: int) -> str:
@@ -51,7 +42,7 @@ def register(cli: typer.Typer) -> None:
         """Show each cache: where it is, entries, size against its cap, last use, stale files."""
         from app import caches  # lazy: like every command, so that `bugsleuth --help` stays fast
 
-        reports = caches.show(_settings())
+        reports = caches.show(settings_or_exit(check=False))
         if as_json:
             for r in reports:
                 typer.echo(json.dumps({
@@ -84,7 +75,7 @@ def register(cli: typer.Typer) -> None:
             raise typer.BadParameter(f"unknown cache {unknown[0]!r}: choose from {', '.join(caches.CACHES)}",
                                      param_hint="--only")
         chosen = tuple(name for name in caches.CACHES if not only or name in only)
-        results = caches.prune(_settings(), only=chosen, max_size=_parse_size(max_size))
+        results = caches.prune(settings_or_exit(check=False), only=chosen, max_size=_parse_size(max_size))
         if not results:
             typer.echo("nothing to prune: no cap is set (give --max-size)")
         for r in results:

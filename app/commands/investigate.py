@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import signal
-import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from app.commands._files import read_text_file, text_of
+from app.commands._files import read_text_file, read_text_source
 from app.commands._terminal import say
 
 
@@ -37,11 +36,7 @@ def _read_report(source: str, title: str | None) -> Any:
     from schemas.enums import Source  # lazy: as above
     from schemas.report import BugReport, clip_body, clip_title  # lazy: as above
 
-    if source == "-":
-        stdin = getattr(sys.stdin, "buffer", None)
-        raw = text_of(stdin.read(), "stdin", "--report") if stdin is not None else sys.stdin.read()
-    else:
-        raw = read_text_file(Path(source), "--report")
+    raw = read_text_source(source, "--report")
     if not raw.strip():
         raise typer.BadParameter("the report is empty", param_hint="--report")
     stripped = raw.lstrip()

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from app.commands._files import read_text_file, text_of
+from app.commands._files import read_text_source
 from app.commands._terminal import say, terminal_safe
 
 
@@ -75,9 +75,7 @@ def register(cli: typer.Typer) -> None:
             _fail(f"not a directory: {path}")
         text = focus
         if focus_file is not None:
-            read = text_of(sys.stdin.buffer.read(), "stdin", "--focus-file") if str(focus_file) == "-" else \
-                read_text_file(focus_file, "--focus-file")
-            text = ((text + "\n") if text else "") + read
+            text = ((text + "\n") if text else "") + read_text_source(focus_file, "--focus-file")
         try:
             repo_map = build_repo_map(path, focus=text, token_budget=tokens, cache_dir=cache_dir)
         except MapInputError as exc:

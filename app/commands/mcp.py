@@ -25,7 +25,8 @@ def register(cli: typer.Typer) -> None:
         """Serve investigate, get_investigation, list_investigations, repo_map and the read-only tools over MCP
         (stdio), on the service's settings and database: investigations show on the dashboard."""
         # lazy: like every command, so that `bugsleuth --help` stays fast
-        from app.commands.service import _run, _settings
+        from app.commands._settings import settings_or_exit
+        from app.commands.service import _run
         from app.mcp_server.stdio import serve_stdio
 
         roots = root or [Path.cwd()]
@@ -33,4 +34,4 @@ def register(cli: typer.Typer) -> None:
         if missing:
             typer.echo(f"error: --root is not a directory: {', '.join(missing)}", err=True)
             raise typer.Exit(2)
-        _run(serve_stdio(_settings(), roots))
+        _run(serve_stdio(settings_or_exit(), roots))

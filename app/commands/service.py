@@ -10,17 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-
-def _settings():  # noqa: ANN202 - imported lazily so `bugsleuth --help` stays fast
-    from app.config import ConfigurationError, get_settings  # lazy: pydantic-settings would slow `bugsleuth --help`
-
-    try:
-        settings = get_settings()
-        settings.check()
-    except ConfigurationError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
-    return settings
+from app.commands._settings import settings_or_exit
 
 
 def serve(
@@ -45,7 +35,7 @@ def serve(
         os.environ["BUGSLEUTH_PORT"] = str(port)
     if forwarded_allow_ips:
         os.environ["BUGSLEUTH_FORWARDED_ALLOW_IPS"] = forwarded_allow_ips
-    settings = _settings()
+    settings = settings_or_exit()
     typer.echo(
         f"bugsleuth on http://{settings.host}:{settings.port}  (docs: /docs, data: {settings.data_dir.resolve()}, "
         f"jobs: {settings.resolved_job_backend})",
@@ -68,7 +58,7 @@ def worker(
     concurrency: Annotated[int | None, typer.Option(help="Jobs run at once (default: settings.workers)")] = None,
 ) -> None:
     """Run a procrastinate worker (PostgreSQL scale-out): investigations, retries, stalled-job repair."""
-    settings = _settings()
+    settings = settings_or_exit()
     if not settings.is_postgres:
         typer.echo("error: `bugsleuth worker` needs BUGSLEUTH_DATABASE_URL=postgresql+psycopg://...; "
                    "on SQLite, `bugsleuth serve` runs the workers in-process", err=True)
@@ -90,7 +80,7 @@ def repo_add(
     target = location if is_git_url(location) else str(Path(location).expanduser().resolve())
 
     async def run() -> None:
-        runtime = await _runtime(_settings())
+        runtime = await _runtime(settings_or_exit())
         try:
             view = await service.register_repository(
                 runtime, name, target, default_ref=default_ref, replace=replace
@@ -110,7 +100,7 @@ def repo_list() -> None:
     from app import store  # lazy: the store and SQLAlchemy would slow every other command
 
     async def run() -> None:
-        runtime = await _runtime(_settings())
+        runtime = await _runtime(settings_or_exit())
         try:
             async with runtime.db.session() as s:
                 repos = await store.list_repositories(s)

@@ -57,9 +57,8 @@ def _fence(text: str, lang: str = "") -> str:
 
 
 def _cite(item: AffectedFile, repo_uri: str | None, commit: str | None, *, lines_only: bool = False) -> str:
-    loc = f"`{format_location(item.path, item.line_start, item.line_end)}`"
-    if lines_only:
-        loc = f"`{loc.removeprefix(f'`{item.path}:')}"
+    where = format_location(item.path, item.line_start, item.line_end)
+    loc = f"`{where.removeprefix(f'{item.path}:') if lines_only else where}`"
     url = blob_url(repo_uri, commit, item.path, item.line_start, item.line_end)
     return f"[{loc}]({url})" if url else loc
 

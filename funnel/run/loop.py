@@ -165,10 +165,10 @@ def _checked_root(root: Path | str, git_dir: Path | str | None, commit: str | No
     root = Path(root).expanduser().resolve()
     if not root.is_dir():
         raise UserError(f"repository root {root} is not a directory")
-    if git_dir is not None and HistorySource.locate(root, git_dir) is None:
+    source = HistorySource.locate(root, git_dir, commit) if git_dir is not None or commit else None
+    if git_dir is not None and source is None:
         raise UserError(f"git directory {git_dir} is not a git repository (bare, .git or a work tree)")
-    source = HistorySource.locate(root, git_dir, commit) if commit else None
-    if source is not None and not source.has_commit():
+    if commit and source is not None and not source.has_commit():
         raise UserError(f"commit {commit} is not in the git directory {source.git_dir}")
     return root
 

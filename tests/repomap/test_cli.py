@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
+from tests.cli_output import said
 from tests.repomap.conftest import write_tree
 
 runner = CliRunner()
@@ -79,14 +80,13 @@ def test_bad_paths_exit_2_with_a_message_and_no_traceback(tmp_path, kind):
 
 def test_missing_focus_file_exits_2(polyglot, tmp_path):
     result = runner.invoke(cli, ["map", str(polyglot), "--focus-file", str(tmp_path / "absent.txt")])
-    assert result.exit_code == 2 and "no focus file at" in " ".join(result.stderr.replace("│", " ").split())
+    assert result.exit_code == 2 and "no focus file at" in said(result, "stderr")
 
 
 def test_a_binary_focus_file_is_refused_with_its_reason(polyglot, tmp_path):
     (tmp_path / "core").write_bytes(b"\x7fELF\x00\x00")
     result = runner.invoke(cli, ["map", str(polyglot), "--focus-file", str(tmp_path / "core")])
-    assert result.exit_code == 2 and "is not text: it holds a NUL byte at offset 4" in " ".join(
-        result.stderr.replace("│", " ").split())
+    assert result.exit_code == 2 and "is not text: it holds a NUL byte at offset 4" in said(result, "stderr")
 
 
 def test_empty_and_unsupported_repositories_print_an_empty_map(tmp_path):

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.commands._terminal import terminal_safe
+from tests.cli_output import said
 from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT
 
 REPORT_TEXT = "apply_discount returns the wrong price\napply_discount(1000, 10) returns 0 instead of 900.\n"
@@ -21,11 +22,6 @@ def _invoke(tmp_path, *args: str, report: str = REPORT_TEXT, stdin: str | None =
     path.write_text(report)
     source = "-" if stdin is not None else str(path)
     return CliRunner().invoke(cli, ["investigate", str(FIXTURE_REPO), "--report", source, *args], input=stdin)
-
-
-def _said(result) -> str:
-    """What a command printed, with the frame drawn around an error and its line breaks taken out."""
-    return " ".join(re.sub("[│╭╮╰╯─]", " ", result.output).split())
 
 
 def test_investigate_prints_markdown_and_progress(tmp_path):
@@ -107,13 +103,13 @@ def test_a_report_file_is_read_in_the_encoding_its_byte_order_mark_names_or_utf8
 def test_a_binary_report_or_memory_file_is_refused_with_its_reason(tmp_path):
     (tmp_path / "core.bin").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00" + bytes(range(256)))
     binary = CliRunner().invoke(cli, ["investigate", str(FIXTURE_REPO), "--report", str(tmp_path / "core.bin")])
-    assert binary.exit_code == 2 and "is not text: it holds a NUL byte at offset 7" in _said(binary)
+    assert binary.exit_code == 2 and "is not text: it holds a NUL byte at offset 7" in said(binary)
     piped = CliRunner().invoke(cli, ["investigate", str(FIXTURE_REPO), "--report", "-"], input=b"crash\x00\x00")
-    assert piped.exit_code == 2 and "stdin is not text" in _said(piped)
+    assert piped.exit_code == 2 and "stdin is not text" in said(piped)
     no_memory = _invoke(tmp_path, "--explorer", "scripted", "--memory", str(tmp_path / "notes.md"))
-    assert no_memory.exit_code == 2 and "no memory file at" in _said(no_memory)
+    assert no_memory.exit_code == 2 and "no memory file at" in said(no_memory)
     bad_memory = _invoke(tmp_path, "--explorer", "scripted", "--memory", str(tmp_path / "core.bin"))
-    assert bad_memory.exit_code == 2 and "is not text" in _said(bad_memory) and "Traceback" not in bad_memory.output
+    assert bad_memory.exit_code == 2 and "is not text" in said(bad_memory) and "Traceback" not in bad_memory.output
 
 
 def test_a_commit_the_repository_does_not_hold_is_refused(tmp_path):
@@ -125,7 +121,7 @@ def test_a_commit_the_repository_does_not_hold_is_refused(tmp_path):
     (tmp_path / "r.txt").write_text(REPORT_TEXT)
     run = ["investigate", str(repo), "--report", str(tmp_path / "r.txt"), "--explorer", "scripted", "--json", "-q"]
     unknown = CliRunner().invoke(cli, [*run, "--commit", "deadbeef"])
-    assert unknown.exit_code == 2 and f"commit deadbeef is not in the git directory {repo / '.git'}" in _said(unknown)
+    assert unknown.exit_code == 2 and f"commit deadbeef is not in the git directory {repo / '.git'}" in said(unknown)
     known = CliRunner().invoke(cli, [*run, "--commit", "HEAD"])
     assert known.exit_code == 0 and json.loads(known.stdout)["stats"]["commit"] == "HEAD"
 
