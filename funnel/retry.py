@@ -4,12 +4,13 @@ PydanticAI model from a model string."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
 
 from pydantic_ai import exceptions as pai_exc
-from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ThinkingPart, ToolCallPart
 from pydantic_ai.models import Model, ModelRequestParameters, infer_model
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
@@ -19,7 +20,7 @@ from funnel.completions import lenient
 from funnel.errors import Cancelled, ModelUnavailable, RunFailed, UserError
 from funnel.limits import Limits
 
-__all__ = ("RetryingModel", "build_model_from_spec", "failure_text")
+__all__ = ("ReplyReader", "RetryingModel", "build_model_from_spec", "failure_text")
 
 _log = logging.getLogger(__name__)
 
@@ -37,7 +38,8 @@ def build_model_from_spec(spec: str | Model) -> Model:
 
     OpenAI-compatible servers: `openai-chat:<model>` (or `openai:<model>`, switched to chat completions when
     `OPENAI_BASE_URL` points elsewhere than api.openai.com) with `OPENAI_BASE_URL` and `OPENAI_API_KEY` set. A Chat
-    Completions model reads the completions of plain servers leniently (`funnel.completions`).
+    Completions model reads the completions of plain servers leniently (`funnel.completions`), and a reply its SDK
+    cannot read is the server's failure (`ReplyReader`).
     """
     if isinstance(spec, Model):
         return spec
@@ -46,7 +48,7 @@ def build_model_from_spec(spec: str | Model) -> Model:
         # OpenAI-compatible servers speak chat completions, not the Responses API `openai:` means in PydanticAI 2.x
         spec = "openai-chat:" + spec.removeprefix("openai:")
     try:
-        return lenient(infer_model(spec))
+        return ReplyReader(lenient(infer_model(spec)))
     except pai_exc.UserError as e:
         raise UserError(f"cannot use model {spec!r}: {e}") from e
     except ImportError as e:
@@ -77,6 +79,62 @@ def _refusal(e: pai_exc.ContentFilterError) -> str:
         return f"the model refused: “{refusal[:300]}”"
     reason = details.get("finish_reason") or "content_filter"
     return f"the provider's content filter stopped the reply (finish reason {reason!r})"
+
+
+_READING_FAULTS = (AttributeError, TypeError, KeyError, IndexError, ValueError, AssertionError)
+"""What a provider SDK or PydanticAI's reading of its reply raises on a reply of the wrong shape (`"usage": "x"`, an
+event of a stream that lacks its `message`, a `content_block_delta` for a block never started)."""
+
+
+class ReplyReader(WrapperModel):
+    """A provider's model whose failure to read a reply is the server's (`ModelServerError`, retried as a 5xx is):
+    a malformed body or stream tripped the SDK or PydanticAI with an `AttributeError` or an `AssertionError`, and the
+    run ended as bugsleuth's own internal error."""
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        try:
+            response = await self.wrapped.request(messages, model_settings, model_request_parameters)
+        except _READING_FAULTS as e:
+            said = " ".join(str(e).split())[:200]
+            raise pai_exc.ModelServerError(self.model_name, f"the endpoint's reply could not be read "
+                                                            f"({type(e).__name__}{': ' + said if said else ''})") from e
+        if (wrong := _malformed(response)) is not None:
+            raise pai_exc.ModelServerError(self.model_name, f"the endpoint's reply could not be read ({wrong})")
+        return _metered(response)
+
+
+_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+"""The token counts of a reply's usage that the run's meter and budgets read."""
+
+
+def _malformed(response: ModelResponse) -> str | None:
+    """What in a reply is not of its kind (a text part whose content is a number, a tool call whose name is not
+    text, as a stream's malformed events leave them: PydanticAI builds the parts without validating them), or
+    None."""
+    for part in response.parts:
+        if isinstance(part, TextPart | ThinkingPart) and not isinstance(part.content, str):
+            return f"a {part.part_kind} part whose content is {type(part.content).__name__}"
+        if isinstance(part, ToolCallPart) and not (isinstance(part.tool_name, str) and isinstance(part.tool_call_id, str)
+                                                   and isinstance(part.args, str | dict | None)):
+            return f"a tool call whose name, id or arguments are not text ({part.tool_name!r})"
+    return None
+
+
+def _metered(response: ModelResponse) -> ModelResponse:
+    """`response` with a model name that is not text left out and each token count that is not a count read as 0 (the
+    reply itself is sound; what it says about itself is not); the same response when both are."""
+    usage = response.usage
+    wrong = {name: 0 for name in _COUNTS if isinstance(getattr(usage, name), bool)
+             or not isinstance(getattr(usage, name), int) or getattr(usage, name) < 0}
+    if not wrong and isinstance(response.model_name, str | None):
+        return response
+    name = response.model_name if isinstance(response.model_name, str | None) else None
+    return dataclasses.replace(response, usage=dataclasses.replace(usage, **wrong), model_name=name)
 
 
 class RetryingModel(WrapperModel):

@@ -7,6 +7,10 @@ JSON string inside the JSON string; an argument under the name another agent's t
 but the call written into the text, the way the model was trained to write it (`funnel.written_calls`). Refused each
 time, such a model repeats itself until a budget stops the run. Each repair is made only when it names one offered tool
 unambiguously; everything else reaches the tools as sent and is refused there with its reason.
+
+Before any of that, a reply's text is made encodable (`encodable_response`): a server that cuts an emoji between
+tokens sends half of its surrogate pair (`"\\ud83d"`), which JSON decodes to a lone surrogate that no later request,
+trace or store can encode.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import logging
 import uuid
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponsePart, TextPart, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponsePart, TextPart, ThinkingPart, ToolCallPart
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
@@ -25,8 +29,9 @@ from pydantic_ai.tools import ToolDefinition
 
 from funnel.thinking import split_thinking
 from funnel.written_calls import ARG_KEYS, calls_in_text, python_dict, snake_case, tool_name
+from schemas.text import scrub, storable
 
-__all__ = ("ToolCallRepair", "repair_response", "tool_name")
+__all__ = ("ToolCallRepair", "encodable_response", "repair_response", "tool_name")
 
 _log = logging.getLogger(__name__)
 
@@ -156,9 +161,23 @@ def repair_response(response: ModelResponse, params: ModelRequestParameters) -> 
     return dataclasses.replace(response, parts=parts) if changed else response
 
 
+def encodable_response(response: ModelResponse) -> ModelResponse:
+    """`response` with every lone surrogate (and NUL) of its text, thinking and tool calls replaced by U+FFFD
+    (`schemas.text.storable`); the same response when there is none."""
+    parts: list[ModelResponsePart] = []
+    for part in response.parts:
+        if isinstance(part, TextPart | ThinkingPart):
+            part = dataclasses.replace(part, content=storable(part.content))
+        elif isinstance(part, ToolCallPart):
+            part = dataclasses.replace(part, tool_name=storable(part.tool_name), args=scrub(part.args),
+                                       tool_call_id=part.tool_call_id and storable(part.tool_call_id))
+        parts.append(part)
+    return dataclasses.replace(response, parts=parts) if parts != response.parts else response
+
+
 class ToolCallRepair(WrapperModel):
-    """A model whose responses' tool calls are read as the offered tools they mean (`repair_response`), once the
-    thinking written into their text is taken out of it (`split_thinking`)."""
+    """A model whose responses' tool calls are read as the offered tools they mean (`repair_response`), once their
+    text is encodable (`encodable_response`) and the thinking written into it is taken out (`split_thinking`)."""
 
     async def request(
         self,
@@ -167,4 +186,4 @@ class ToolCallRepair(WrapperModel):
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
         response = await self.wrapped.request(messages, model_settings, model_request_parameters)
-        return repair_response(split_thinking(response), model_request_parameters)
+        return repair_response(split_thinking(encodable_response(response)), model_request_parameters)

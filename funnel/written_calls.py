@@ -13,6 +13,7 @@ runs).
 from __future__ import annotations
 
 import ast
+import warnings
 import json
 import re
 from typing import Any
@@ -68,11 +69,19 @@ def _literal(node: ast.expr) -> Any:
     return ast.literal_eval(node)
 
 
+def _parsed(text: str, mode: str = "exec") -> Any:
+    """`ast.parse` without the `SyntaxWarning`s a model's prose raises (`1if`, `"\\d"`): they would reach the
+    service's stderr, not the model."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return ast.parse(text, mode=mode)
+
+
 def python_dict(text: str) -> dict[str, Any] | None:
     """The object a Python literal spells where JSON was due (`{'path': 'a.py', 'start': 4,}`: single quotes, a
     trailing comma, `True`/`None` or JSON's words), or None."""
     try:
-        node = ast.parse(text, mode="eval").body
+        node = _parsed(text, mode="eval").body
         if not isinstance(node, ast.Dict) or not all(isinstance(k, ast.Constant) for k in node.keys):
             return None
         return {k.value: _literal(v) for k, v in zip(node.keys, node.values, strict=True)}  # type: ignore[union-attr]
@@ -140,7 +149,7 @@ def _python_calls(text: str, offered: dict[str, ToolDefinition]) -> tuple[list[t
     spans = [(m.span(), m.group("body")) for m in _PYTHON_FENCE.finditer(text)] or [((0, len(text)), text)]
     for (start, end), body in spans:
         try:
-            tree = ast.parse(_PYTHON_TAGS.sub("", body).strip())
+            tree = _parsed(_PYTHON_TAGS.sub("", body).strip())
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         if not tree.body or not all(isinstance(s, ast.Expr) for s in tree.body):

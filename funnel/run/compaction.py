@@ -21,6 +21,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 
 from funnel.limits import Limits
 from repomap.tokens import count_tokens
+from schemas.text import storable
 
 __all__ = (
     "CompactionPolicy",
@@ -158,6 +159,6 @@ def model_summarizer(model: object, *, max_chars: int = 600) -> Summarizer:
     def summarize(tool_name: str, text: str) -> str:
         # History processors run on a worker thread, so a private event loop here is safe.
         out = agent.run_sync(f"Tool: {tool_name}\n\n{text[:20_000]}").output
-        return out.strip()[:max_chars]
+        return storable(out.strip()[:max_chars])  # half an emoji's surrogate pair would fail every later request
 
     return summarize

@@ -33,6 +33,26 @@ def test_fields_the_server_sent_are_kept():
     assert completion_data(json.loads(json.dumps(sent))) == sent
 
 
+def test_a_creation_time_is_read_as_unix_seconds_or_as_none():
+    sent = [1_733_600_000, 1_733_600_000_123_456, 1_733_600_000_123_456_789, 10**24, -1, "1733600000", True, 1.5e9]
+    assert [completion_data({"created": c, "choices": []})["created"] for c in sent] == [
+        1_733_600_000, 1_733_600_000, 1_733_600_000, 0, 0, 0, 0, 1_500_000_000]
+    assert "created" not in completion_data({"choices": []})
+
+
+def test_a_usage_that_counts_no_tokens_is_left_out_and_a_sound_one_kept():
+    for usage in ("x", [], {"prompt_tokens": "9"}, {"total_tokens": -1}, {"completion_tokens": True}):
+        assert completion_data({"usage": usage, "choices": []})["usage"] is None
+    sound = {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}
+    assert completion_data({"usage": dict(sound), "choices": []})["usage"] == sound
+
+
+def test_a_completion_whose_choice_is_not_an_object_has_no_choice():
+    for choices in (["x"], 5, [None], [[{}]]):
+        assert no_choice({"choices": choices}) == "the endpoint answered without a reply"
+    assert no_choice({"choices": [{"message": {}}]}) is None
+
+
 def test_only_a_chat_completions_model_is_read_leniently():
     chat = OpenAIChatModel("m", provider=OpenAIProvider(base_url="http://127.0.0.1:9/v1", api_key="k"))
     reader = lenient(chat)

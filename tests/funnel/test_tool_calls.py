@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import ModelResponse, TextPart, ThinkingPart, ToolCallPart
 from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.tools import ToolDefinition
 
-from funnel.tool_calls import repair_response, tool_name
+from funnel.tool_calls import encodable_response, repair_response, tool_name
 
 READ = ToolDefinition(name="read_range", parameters_json_schema={
     "type": "object", "additionalProperties": False, "required": ["path"],
@@ -116,6 +118,14 @@ def test_python_that_is_not_only_calls_of_offered_tools_stays_text():
         assert _one(TextPart(written)) == [TextPart(written)]
 
 
+def test_prose_that_python_warns_about_stays_text_without_a_warning(recwarn):
+    warnings.simplefilter("always")
+    for written in ("Set n to 1if it is 0.", "Use '\\d' there.", "{'path': 1if}"):
+        assert _one(TextPart(written)) == [TextPart(written)]
+        assert _one(ToolCallPart("search", written, tool_call_id="c1"))[0].args == written
+    assert not [w for w in recwarn if issubclass(w.category, SyntaxWarning)]
+
+
 def test_a_reply_nested_deeper_than_a_parser_goes_stays_text_and_its_arguments_go_to_the_tool():
     # a repetition loop of one token: json.loads raised RecursionError and ended the run as an internal error
     assert _one(TextPart("[" * 5000)) == [TextPart("[" * 5000)]
@@ -165,3 +175,20 @@ def test_calls_on_gpt_oss_commentary_channel_become_tool_calls():
         assert [(p.tool_name, p.args) for p in _one(TextPart(written))] == [("search", {"pattern": "apply_discount"})]
     other = '<|channel|>commentary to=functions.run_tests <|constrain|>json<|message|>{}<|call|>'
     assert _one(TextPart(other)) == [TextPart(other)]
+
+
+def test_half_a_surrogate_pair_becomes_a_replacement_character_everywhere_a_reply_carries_text():
+    half = "\ud83d"
+    response = ModelResponse(parts=[TextPart(f"a{half}"), ThinkingPart(f"t{half}"),
+                                    ToolCallPart("search", f'{{"pattern": "x{half}"}}', tool_call_id="c1"),
+                                    ToolCallPart("read_range", {"path": f"p{half}", "start": 1}, tool_call_id="c2")])
+    text, thought, as_text, as_dict = encodable_response(response).parts
+    assert (text.content, thought.content) == ("a\ufffd", "t\ufffd")
+    assert as_text.args == '{"pattern": "x\ufffd"}' and as_dict.args == {"path": "p\ufffd", "start": 1}
+    for part in (text, as_text):
+        (part.content if isinstance(part, TextPart) else part.args).encode("utf-8")
+
+
+def test_a_reply_without_a_lone_surrogate_is_left_as_it_is():
+    response = ModelResponse(parts=[TextPart("😀 ok"), ToolCallPart("search", {"pattern": "x"}, tool_call_id="c")])
+    assert encodable_response(response) is response

@@ -48,6 +48,8 @@ class Turn:
     status: int = 200
     body: dict[str, Any] | None = None
     """A JSON body sent as is with a 200 status, instead of a reply (a proxy's error, a completion with no choice)."""
+    raw: bytes | None = None
+    """Bytes sent as they are with a 200 status, as the stream or the JSON the request asked for (a malformed reply)."""
     error: dict[str, Any] | None = None
     """Error body for a non-200 status (default: a server error in the protocol's shape)."""
     headers: dict[str, str] = field(default_factory=dict)
@@ -178,10 +180,12 @@ class ModelServer:
         if turn.body is not None:
             return _send(h, 200, "application/json", json.dumps(turn.body).encode(), turn.headers)
         stream = bool(body.get("stream"))
+        if turn.raw is not None:
+            return _send(h, 200, "text/event-stream" if stream else "application/json", turn.raw, turn.headers)
         if protocol == "openai":
-            data = _openai_sse(turn, self.model) if stream else json.dumps(_openai_json(turn, self.model)).encode()
+            data = _openai_sse(turn, self.model) if stream else json.dumps(openai_json(turn, self.model)).encode()
         else:
-            data = (_anthropic_sse(turn, self.model) if stream
+            data = (anthropic_sse(turn, self.model) if stream
                     else json.dumps(_anthropic_json(turn, self.model)).encode())  # fmt: skip
         kind = "text/event-stream" if stream else "application/json"
         if turn.reset:
@@ -231,7 +235,8 @@ def _openai_finish(turn: Turn) -> str:
 _USAGE = {"prompt_tokens": 900, "completion_tokens": 60, "total_tokens": 960}
 
 
-def _openai_json(turn: Turn, model: str) -> dict[str, Any]:
+def openai_json(turn: Turn, model: str) -> dict[str, Any]:
+    """A reply as the Chat Completions JSON an OpenAI-compatible server answers a request without streaming with."""
     message: dict[str, Any] = {"role": "assistant", "content": turn.text}
     if turn.refusal is not None:
         message["refusal"] = turn.refusal
@@ -321,7 +326,8 @@ def _stop_details(turn: Turn) -> dict[str, Any] | None:
     return {"type": "refusal", "category": None, "explanation": turn.refusal} if turn.refusal is not None else None
 
 
-def _anthropic_sse(turn: Turn, model: str) -> bytes:
+def anthropic_sse(turn: Turn, model: str) -> bytes:
+    """A reply as the Messages event stream an Anthropic-compatible server answers a request with."""
     message = {"id": f"msg_{time.monotonic_ns()}", "type": "message", "role": "assistant", "model": model,
                "content": [], "stop_reason": None, "stop_sequence": None,
                "usage": {"input_tokens": 900, "output_tokens": 1}}  # fmt: skip

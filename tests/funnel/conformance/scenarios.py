@@ -27,7 +27,7 @@ from tests.funnel.conformance._reports import (
     THOUGHT,
     structured,
 )
-from tests.funnel.conformance._server import Call, ModelServer, Protocol, Script, Seen, Turn
+from tests.funnel.conformance._server import Call, ModelServer, Protocol, Script, Seen, Turn, anthropic_sse, openai_json
 from tests.funnel.harness_support import GOOD_REPORT
 
 EXPLORER = {"openai": "openai-chat:fake-model", "anthropic": "anthropic:claude-sonnet-4-5"}
@@ -128,6 +128,25 @@ def _overflow(seen: Seen) -> Turn:
 
 UPSTREAM_ERROR = {"error": {"message": "Upstream provider returned an error", "code": 502}}
 MALFORMED = '{"path": "shop/pricing.py", "start": 4,'
+NO_CHOICE = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "m"}
+"""A Chat Completions body without its `choices`."""
+
+
+def _created_us(turn: Turn) -> Callable[[Seen], Turn]:
+    """`turn` as Chat Completions JSON whose `created` is in microseconds, as a server timing it so sends it."""
+    return lambda seen: Turn(body={**openai_json(turn, "fake-model"), "created": 1_733_600_000_123_456})
+
+
+def _malformed_usage(seen: Seen) -> Turn:
+    """The search call with a usage that is not an object: what a proxy that rewrites replies has sent."""
+    if seen.protocol == "openai":
+        return Turn(raw=json.dumps({**openai_json(SEARCH, "fake-model"), "usage": "x"}).encode())
+    events = anthropic_sse(SEARCH, "fake-model").decode()
+    return Turn(raw=events.replace('"usage": {"output_tokens": 60}', '"usage": null').encode())
+
+
+SPLIT_EMOJI = "\ud83d"
+"""The first half of 😀's surrogate pair: what a server that cuts an emoji between two tokens sends."""
 REFUSAL = "I'm sorry, but I can't help with that."
 
 
@@ -231,6 +250,10 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(5, "nested_too_deep", "a degenerate reply, `[` 5,000 times, as text and as a tool call's arguments",
              lambda: happy(explore=[text("[" * 5000), SEARCH, BEGIN], deep_dive=[tc("read_range", "{" * 5000), READ,
                                                                                  FINISH])),
+    Scenario(5, "split_emoji", "half an emoji's surrogate pair (`\\ud83d`) in its text and in a tool call's arguments",
+             lambda: happy(explore=[text(f"Looking {SPLIT_EMOJI}"),
+                                    tc("search", f'{{"pattern": "apply_discount{SPLIT_EMOJI}"}}'), SEARCH, BEGIN],
+                           output=[text(GOOD_REPORT.replace("A 10%", f"A {SPLIT_EMOJI}10%"))])),
     # 6. cut off, context overflow
     Scenario(6, "report_cut_off", "finish_reason length in the report, then the whole report",
              lambda: happy(output=[text(GOOD_REPORT[:90], finish="length"), GOOD])),
@@ -264,9 +287,15 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(8, "error_in_a_200", "answers 200 with a proxy's `{\"error\": …}` and no choice, then fine",
              lambda: happy(first=[Turn(body=UPSTREAM_ERROR)])),
     Scenario(8, "no_choice_always", "answers 200 with `\"choices\": []` on every request",
-             lambda: Script(first=[], explore=[Turn(body={"id": "chatcmpl-1", "object": "chat.completion",
-                                                          "created": 0, "model": "m", "choices": []})]),
+             lambda: Script(first=[], explore=[Turn(body={**NO_CHOICE, "choices": []})]),
              expect=frozenset({StopReason.error})),
+    Scenario(8, "choice_not_an_object", "answers 200 with `\"choices\": [\"x\"]`, then fine",
+             lambda: happy(first=[Turn(body={**NO_CHOICE, "choices": ["x"]})])),
+    Scenario(8, "created_in_microseconds", "sends `created` in microseconds (`1733600000123456`) on every reply",
+             lambda: Script(**{phase: [_created_us(t) for t in turns] for phase, turns in HAPPY.items()})),
+    Scenario(8, "malformed_reply", "a reply whose usage is not an object (`\"usage\": null` in a stream's "
+             "`message_delta`, `\"usage\": \"x\"` in a completion), then fine",
+             lambda: happy(first=[_malformed_usage])),
     Scenario(8, "connection_reset", "drops the connection mid-response, then fine",
              lambda: happy(first=[Turn(reset=True, calls=SEARCH.calls)])),
     Scenario(8, "slower_than_timeout", "answers after 4 s with a 1.5 s request timeout, then fine",
@@ -347,8 +376,8 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 ANTHROPIC = frozenset({
     "literal_model", "rereads_in_attempt_2", "malformed_json", "control_with_read", "empty_content",
-    "context_overflow", "refuses", "content_filter_cut", "setext_headings", "rate_limited", "server_error_always", "connection_reset",
-    "reasoning_around_calls", "structurer_malformed", "prefixed_names", "calls_in_text",
+    "context_overflow", "refuses", "content_filter_cut", "setext_headings", "rate_limited", "malformed_reply", "server_error_always", "connection_reset",
+    "reasoning_around_calls", "split_emoji", "structurer_malformed", "prefixed_names", "calls_in_text",
 })  # fmt: skip
 """The scenarios also run over Anthropic Messages (one or more per behaviour; the suite stays fast)."""
 

@@ -57,7 +57,14 @@ def _filtered_report_is_asked_again_within_the_attempt(out: Outcome) -> None:
     assert len(out.requests) == 6 and "content filter" in out.requests[-1].text
 
 
+def _half_emoji_is_a_replacement_character(out: Outcome) -> None:
+    searched = [e for e in out.result.events if getattr(e, "tool", None) == "search"]
+    assert searched[0].args["pattern"] == "apply_discount\ufffd" and not searched[0].error
+    assert out.result.diagnosis.summary == "A \ufffd10% discount removes the whole price."
+
+
 EXTRA = {
+    "split_emoji": _half_emoji_is_a_replacement_character,
     "refuses": _refusal_ends_the_run_in_its_words_without_asking_again,
     "refuses_fallback": _fallback_says_the_model_refused,
     "content_filter_cut": _filtered_report_is_asked_again_within_the_attempt,

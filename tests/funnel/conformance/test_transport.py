@@ -21,6 +21,10 @@ def _one_more_request(out: Outcome) -> None:
     assert len(out.requests) == NORMAL_REQUESTS + 1
 
 
+def _the_normal_requests(out: Outcome) -> None:
+    assert len(out.requests) == NORMAL_REQUESTS
+
+
 def _retry_after_is_honoured(out: Outcome) -> None:
     _one_more_request(out)
     assert out.requests[1].at - out.requests[0].at >= 0.95  # Retry-After: 1, the backoff alone is 0.05 s
@@ -54,6 +58,9 @@ EXTRA = {
     "slower_than_timeout": _one_more_request,
     "server_error_always": _exactly_one_plus_retries,
     "error_in_a_200": _one_more_request,
+    "choice_not_an_object": _one_more_request,
+    "malformed_reply": _one_more_request,
+    "created_in_microseconds": _the_normal_requests,
     "no_choice_always": _no_choice_is_a_server_failure_in_one_line,
     "never_answers": _timed_out_attempts,
     "never_answers_fallback": _offline_took_over,

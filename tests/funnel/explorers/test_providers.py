@@ -16,6 +16,7 @@ from funnel.explorers import resolve_explorer
 from funnel.explorers.agent import ModelExplorer
 from funnel import investigate
 from funnel.limits import Limits
+from funnel.retry import ReplyReader
 from schemas.enums import StopReason
 from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT, REPORT
 
@@ -173,7 +174,8 @@ def test_openai_with_a_custom_base_url_speaks_chat_completions(monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     model = resolve_explorer("openai:my-local-model").build_model(None)
-    assert isinstance(model, OpenAIChatModel) and model.model_name == "my-local-model"
+    assert isinstance(model, ReplyReader) and model.model_name == "my-local-model"
+    assert isinstance(model.wrapped, OpenAIChatModel)
 
 
 async def test_a_context_overflow_is_an_error_not_done():

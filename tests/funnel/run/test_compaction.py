@@ -138,3 +138,12 @@ def test_a_cheap_model_can_write_the_summaries():
     out = compact(msgs, CompactionPolicy(max_messages=1, keep_recent=1), summarize=model_summarizer(FunctionModel(cheap)))
     assert out[2].parts[0].content == f"{ELIDED_PREFIX} shop/pricing.py:8 divides by 10"
     assert seen[0].startswith("Tool: read_range")
+
+
+def test_a_summary_holding_half_a_surrogate_pair_can_be_sent_on():
+    from pydantic_ai.models.function import FunctionModel
+
+    from funnel.run.compaction import model_summarizer
+
+    summarize = model_summarizer(FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("x.py:8 \ud83d")])))
+    assert summarize("read_range", "8| x").encode("utf-8") == "x.py:8 \ufffd".encode("utf-8")
