@@ -140,7 +140,8 @@ async def one():
                                   limits=limits)).diagnosis
     script = lambda: srv.Script(explore=[turn], deep_dive=[turn], output=[turn], structurer=[turn])
     protocol = "openai" if mode == "completions" else "anthropic"
-    return (await run_scenario(Scenario(0, "chaos", "", script, limits={{"model_retries": 1}}), protocol)).result.diagnosis
+    scenario = Scenario(0, "chaos", "", script, limits={{"model_retries": 1}})
+    return (await run_scenario(scenario, protocol)).result.diagnosis
 
 
 if mode == "messages":

@@ -119,8 +119,8 @@ def _malformed(response: ModelResponse) -> str | None:
     for part in response.parts:
         if isinstance(part, TextPart | ThinkingPart) and not isinstance(part.content, str):
             return f"a {part.part_kind} part whose content is {type(part.content).__name__}"
-        if isinstance(part, ToolCallPart) and not (isinstance(part.tool_name, str) and isinstance(part.tool_call_id, str)
-                                                   and isinstance(part.args, str | dict | None)):
+        if isinstance(part, ToolCallPart) and not (all(isinstance(v, str) for v in (part.tool_name, part.tool_call_id))
+                                                   and isinstance(part.args, str | dict | None)):  # fmt: skip
             return f"a tool call whose name, id or arguments are not text ({part.tool_name!r})"
     return None
 

@@ -82,8 +82,8 @@ def test_a_reply_the_sdk_cannot_read_is_the_servers_failure_not_an_internal_erro
 
 
 def test_what_a_sound_reply_says_about_itself_is_read_as_unknown_when_it_is_not_of_its_kind():
-    reply = ModelResponse(parts=[TextPart("ok")], usage=RequestUsage(input_tokens="x", output_tokens=-3),  # type: ignore[arg-type]
-                          model_name=5)  # type: ignore[arg-type]
+    usage = RequestUsage(input_tokens="x", output_tokens=-3)  # type: ignore[arg-type]
+    reply = ModelResponse(parts=[TextPart("ok")], usage=usage, model_name=5)  # type: ignore[arg-type]
     read = _read(reply)
     assert read.parts == [TextPart("ok")] and read.model_name is None
     assert (read.usage.input_tokens, read.usage.output_tokens) == (0, 0)

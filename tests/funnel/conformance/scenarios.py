@@ -376,7 +376,8 @@ SCENARIOS: tuple[Scenario, ...] = (
 
 ANTHROPIC = frozenset({
     "literal_model", "rereads_in_attempt_2", "malformed_json", "control_with_read", "empty_content",
-    "context_overflow", "refuses", "content_filter_cut", "setext_headings", "rate_limited", "malformed_reply", "server_error_always", "connection_reset",
+    "context_overflow", "refuses", "content_filter_cut", "setext_headings", "rate_limited", "malformed_reply",
+    "server_error_always", "connection_reset",
     "reasoning_around_calls", "split_emoji", "structurer_malformed", "prefixed_names", "calls_in_text",
 })  # fmt: skip
 """The scenarios also run over Anthropic Messages (one or more per behaviour; the suite stays fast)."""
