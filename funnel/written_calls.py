@@ -13,9 +13,9 @@ runs).
 from __future__ import annotations
 
 import ast
-import warnings
 import json
 import re
+import warnings
 from typing import Any
 
 from pydantic_ai.tools import ToolDefinition

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic_ai.messages import ModelResponse, TextPart, ThinkingPart, ToolCallPart
@@ -118,8 +116,7 @@ def test_python_that_is_not_only_calls_of_offered_tools_stays_text():
         assert _one(TextPart(written)) == [TextPart(written)]
 
 
-def test_prose_that_python_warns_about_stays_text_without_a_warning(recwarn):
-    warnings.simplefilter("always")
+def test_prose_that_python_warns_about_stays_text_without_a_warning(recwarn):  # recwarn records every warning
     for written in ("Set n to 1if it is 0.", "Use '\\d' there.", "{'path': 1if}"):
         assert _one(TextPart(written)) == [TextPart(written)]
         assert _one(ToolCallPart("search", written, tool_call_id="c1"))[0].args == written

@@ -133,7 +133,7 @@ NO_CHOICE = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "mod
 
 
 def _created_us(turn: Turn) -> Callable[[Seen], Turn]:
-    """`turn` as Chat Completions JSON whose `created` is in microseconds, as a server timing it so sends it."""
+    """`turn` as Chat Completions JSON whose `created` is in microseconds, as a server that times in them sends it."""
     return lambda seen: Turn(body={**openai_json(turn, "fake-model"), "created": 1_733_600_000_123_456})
 
 
