@@ -24,7 +24,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
 from schemas import Classification, Feedback, Source, Status
-from schemas.text import storable
+from schemas.text import scrub, storable
 
 
 def utcnow() -> datetime:
@@ -82,6 +82,34 @@ class StorableString(StorableText):
     cache_ok = True
 
 
+MAX_COUNT = 2**31 - 1
+"""The largest value a counter column holds (PostgreSQL `integer`)."""
+
+
+class StorableCount(TypeDecorator[int]):
+    """A counter (tool calls, tokens, runs) that every backend stores: a count beyond a 32-bit integer (what a
+    misbehaving model server or a sum of them may claim) is stored as the largest one, a negative one as 0, so no
+    run's outcome fails its transaction over what it counted."""
+
+    impl = Integer
+    cache_ok = True
+
+    def process_bind_param(self, value: int | None, dialect: Any) -> int | None:
+        return min(max(value, 0), MAX_COUNT) if isinstance(value, int) else value
+
+
+class StorableJSON(TypeDecorator[Any]):
+    """JSON that every backend stores (`schemas.text.scrub`): NUL and lone surrogates become U+FFFD and a float that
+    is not finite (`NaN`, `Infinity`, which PostgreSQL's JSON refuses) null, anywhere in the document, so no run's
+    diagnosis or trace fails its transaction over what it holds."""
+
+    impl = JSON
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> Any:
+        return scrub(value)
+
+
 _BigId = BigInteger().with_variant(Integer(), "sqlite")
 """64-bit ids on PostgreSQL; INTEGER on SQLite so the column is the rowid alias (autoincrement)."""
 
@@ -89,7 +117,7 @@ _BigId = BigInteger().with_variant(Integer(), "sqlite")
 class Base(DeclarativeBase):
     """Declarative base of every bugsleuth table."""
 
-    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON, datetime: UTCDateTime()}
+    type_annotation_map = {dict[str, Any]: StorableJSON(), list[Any]: StorableJSON(), datetime: UTCDateTime()}
 
 
 class Repository(Base):
@@ -151,11 +179,11 @@ class Investigation(Base):
     report_markdown: Mapped[str | None] = mapped_column(StorableText(), default=None)
     termination: Mapped[str | None] = mapped_column(StorableString(32), default=None)
     error: Mapped[str | None] = mapped_column(StorableText(), default=None)
-    tool_calls: Mapped[int] = mapped_column(Integer, default=0)
-    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
-    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    tool_calls: Mapped[int] = mapped_column(StorableCount(), default=0)
+    input_tokens: Mapped[int] = mapped_column(StorableCount(), default=0)
+    output_tokens: Mapped[int] = mapped_column(StorableCount(), default=0)
     duration_s: Mapped[float | None] = mapped_column(Float, default=None)
-    runs: Mapped[int] = mapped_column(Integer, default=0)
+    runs: Mapped[int] = mapped_column(StorableCount(), default=0)
     """Times a worker started this investigation (more than 1 after a crash or restart)."""
     job_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
     """procrastinate job id, when jobs run on procrastinate."""

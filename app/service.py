@@ -10,7 +10,7 @@ from typing import Any
 
 from app import store
 from funnel.classify import classify
-from app.webhooks import parse_delivery
+from app.webhooks import WebhookOutcome, parse_delivery
 from app.webhooks._common import invalid
 from app.repos import is_git_url, repository_name_problem
 from app.runtime import Runtime
@@ -172,6 +172,20 @@ class WebhookAnswer:
     """JSON body."""
 
 
+def _parsed(runtime: Runtime, provider: Source, headers: dict[str, str], body: bytes,
+            query: dict[str, str] | None) -> tuple[WebhookOutcome, int]:
+    """What the delivery amounts to, and the HTTP status if it is refused as invalid: 400 for the sender's fault,
+    500 when the parser itself failed (the delivery still recorded, the traceback logged)."""
+    try:
+        return parse_delivery(provider, headers, body, runtime.settings.webhook_secret(provider.value), query=query), 400
+    except ValueError as exc:  # a field the report model refuses: recorded as invalid, never a 500
+        return invalid(provider, f"delivery cannot be turned into a report: {str(exc)[:500]}"), 400
+    except Exception as exc:  # bugsleuth's own fault on a shape it did not expect: the delivery is not lost unseen
+        log.exception("webhook delivery could not be read", extra={"provider": provider.value})
+        why = f"{type(exc).__name__}: {str(exc)[:300]}"
+        return invalid(provider, f"bugsleuth could not read this delivery ({why}); the service log has the traceback"), 500
+
+
 async def handle_webhook(
     runtime: Runtime,
     provider: Source,
@@ -182,11 +196,9 @@ async def handle_webhook(
     """Verify, deduplicate, record and (for bug reports on registered repositories) accept a delivery.
 
     Forged or unsigned: 401, recorded, nothing queued. Malformed: 400. Redelivery of a known delivery id:
-    200 `duplicate`. Irrelevant events and unregistered repositories: 202 `ignored` with the reason."""
-    try:
-        outcome = parse_delivery(provider, headers, body, runtime.settings.webhook_secret(provider.value), query=query)
-    except ValueError as exc:  # a field the report model refuses: recorded as invalid, never a 500
-        outcome = invalid(provider, f"delivery cannot be turned into a report: {str(exc)[:500]}")
+    200 `duplicate`. Irrelevant events and unregistered repositories: 202 `ignored` with the reason. A delivery the
+    parser itself fails on: 500, still recorded (as `invalid`, the reason naming the failure), the traceback logged."""
+    outcome, status = _parsed(runtime, provider, headers, body, query)
     kind = outcome.kind
     delivery_id = outcome.delivery_id[:200] if outcome.delivery_id else None
     reason = outcome.reason
@@ -201,7 +213,7 @@ async def handle_webhook(
                 s, provider, delivery_id=delivery_id, outcome=kind, reason=reason, authenticated=False
             )
         count(kind)
-        code = 401 if kind == "unauthorized" else 400
+        code = 401 if kind == "unauthorized" else status
         return WebhookAnswer(code, {"outcome": kind, "detail": reason or kind})
 
     jobs = runtime.jobs

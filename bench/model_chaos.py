@@ -9,10 +9,17 @@ bugsleuth's own internal error. Three sources of chaos, each for a number of sec
 - `completions`: a Chat Completions server over real HTTP whose replies are the well-behaved path's, or those with
   fields deleted, set to null or to a value of another type;
 - `messages`: an Anthropic Messages server over real HTTP whose event streams have events dropped, repeated or
-  their JSON so mutated.
+  their JSON so mutated;
+- `command`: a CLI agent (the external-command explorer) printing the JSON envelopes Claude Code, Codex and Gemini
+  print, so mutated.
 
-Prints, per mode: runs, how they ended (`done`, another labelled termination, `internal error`), and each distinct
-internal error. The fixture repository and the conformance suite's scripted server are the checkout's own.
+A mutated value may be a number at the edge (2**31, an unsigned -1, `NaN`, `Infinity`: Python's `json` reads and
+writes both). Each run's outcome is then stored the way the service stores it (`app.store.finish`) in SQLite and,
+when it answers on 127.0.0.1:5432, PostgreSQL; an outcome the store refuses is `lost`.
+
+Prints, per mode: runs, how they ended (`done`, another labelled termination, `internal error`), how many outcomes
+were lost, and each distinct internal error and storage failure. The fixture repository and the conformance suite's
+scripted server are the checkout's own.
 """
 
 from __future__ import annotations
@@ -24,11 +31,16 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
-MODES = ("function", "completions", "messages")
+MODES = ("function", "completions", "messages", "command")
 
 _CHILD = r'''
-import asyncio, copy, json, random, sys, time, traceback
+import asyncio, copy, json, random, sys, tempfile, time, traceback
+from pathlib import Path
 sys.path.insert(0, {root!r})
+import psycopg
+from app import store
+from app.db import Database, run_migrations
+from schemas import Classification, ClassificationResult, Status
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 import tests.funnel.conformance._server as srv
@@ -40,6 +52,7 @@ from tests.funnel.conformance.scenarios import BEGIN, FINISH, GOOD, READ, SEARCH
 from tests.funnel.harness_support import FIXTURE_REPO, GOOD_REPORT, REPORT
 
 mode, rng, until = {mode!r}, random.Random({seed}), time.time() + {seconds}
+SCHEMA = f"model_chaos_{{mode}}_{{__import__('os').getpid()}}"
 openai_json = getattr(srv, "openai_json", None) or srv._openai_json
 anthropic_json = srv._anthropic_json
 WORDS = ["shop/pricing.py", "apply_discount", "8", "-1", "10**30", "null", "..", "/etc/passwd", "\ud83d", "```",
@@ -48,7 +61,8 @@ WORDS = ["shop/pricing.py", "apply_discount", "8", "-1", "10**30", "null", "..",
 VALID = {{"path": ["shop/pricing.py", "shop", "."], "pattern": ["apply_discount", "//"], "start": [1, 4, 8],
           "end": [8, 13, 99], "name": ["apply_discount"], "suspects": [["shop/pricing.py:apply_discount"], []],
           "questions": [["why?"], []]}}
-JUNK = lambda: rng.choice([None, 0, -1, 1.5, True, "", "x", [], {{}}, [None], "\ud83d", 10**20, "text_delta"])
+EDGE = [2**31, 2**64 - 1, -(2**63), float("nan"), float("inf"), 1e308]
+JUNK = lambda: rng.choice([None, 0, -1, 1.5, True, "", "x", [], {{}}, [None], "\ud83d", 10**20, "text_delta"] + EDGE)
 
 
 def words(n):
@@ -133,7 +147,28 @@ def turn(seen):
     return t
 
 
+ENVELOPES = [
+    [{{"type": "result", "subtype": "success", "is_error": False, "result": GOOD_REPORT, "total_cost_usd": 0.02,
+      "usage": {{"input_tokens": 12, "cache_creation_input_tokens": 30, "cache_read_input_tokens": 150,
+                "output_tokens": 90}}}}],
+    [{{"type": "item.completed", "item": {{"type": "agent_message", "text": GOOD_REPORT}}}},
+     {{"type": "turn.completed", "usage": {{"input_tokens": 247, "cached_input_tokens": 244, "output_tokens": 12}}}}],
+    [{{"response": GOOD_REPORT, "stats": {{}}}}],
+]
+
+
+def envelope(path):
+    events = copy.deepcopy(rng.choice(ENVELOPES))
+    if rng.random() < 0.8:
+        mutate(events)
+    path.write_text("\n".join(json.dumps(e) for e in events), encoding="utf-8", errors="surrogatepass")
+    return f"command:cat > /dev/null; cat {{path}}"
+
+
 async def one():
+    if mode == "command":
+        explorer = envelope(WORK / "envelope.json")
+        return (await investigate(REPORT, FIXTURE_REPO, explorer=explorer, limits=Limits(history=False))).diagnosis
     if mode == "function":
         limits = Limits(model_retries=0, retry_backoff_s=0.01)
         return (await investigate(REPORT, FIXTURE_REPO, explorer=ModelExplorer(FunctionModel(random_model)),
@@ -147,20 +182,68 @@ async def one():
 if mode == "messages":
     name = "anthropic_sse" if hasattr(srv, "anthropic_sse") else "_anthropic_sse"
     setattr(srv, name, mutated_stream(getattr(srv, name)))
-counts, internal = {{}}, {{}}
-while time.time() < until:
+WORK = Path(tempfile.mkdtemp())
+
+
+async def stores():
+    """The store's databases, each with one investigation whose outcome every run overwrites."""
+    urls = [f"sqlite+aiosqlite:///{{WORK / 'chaos.db'}}"]
     try:
-        d = asyncio.run(asyncio.wait_for(one(), 120))
-        term = d.termination
-        kind = "internal error" if term.detail.startswith("internal error") else (
-            "done" if term.reason.value == "done" else "labelled")
-        if kind == "internal error":
-            internal[term.detail[:120]] = internal.get(term.detail[:120], 0) + 1
-    except Exception as e:
-        kind = "internal error"
-        internal[f"raised {{type(e).__name__}}"] = internal.get(f"raised {{type(e).__name__}}", 0) + 1
-    counts[kind] = counts.get(kind, 0) + 1
-print(json.dumps({{"counts": counts, "internal": internal}}))
+        with psycopg.connect("postgresql://postgres@127.0.0.1:5432/test", connect_timeout=3, autocommit=True) as c:
+            c.execute(f"DROP SCHEMA IF EXISTS {{SCHEMA}} CASCADE"); c.execute(f"CREATE SCHEMA {{SCHEMA}}")
+        urls.append(f"postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{{SCHEMA}}")
+    except psycopg.OperationalError:
+        pass
+    out = []
+    for url in urls:
+        await asyncio.to_thread(run_migrations, url)
+        db = Database(url)
+        async with db.session() as s:
+            inv, _ = await store.create_investigation(s, REPORT, ClassificationResult(
+                label=Classification.bug, confidence=1, reason="chaos"), investigate=True, explorer="chaos")
+        out.append((db, inv))
+    return out
+
+
+async def stored(dbs, d):
+    """Why the store refused the run's outcome in each database (empty: stored everywhere)."""
+    status = Status.done if d.termination.reason.value != "error" else Status.failed
+    failures = []
+    for db, inv in dbs:
+        try:
+            async with db.session() as s:
+                await store.finish(s, inv, status=status, diagnosis=d.model_dump(mode="json"), report_markdown="r",
+                                   error=None)
+        except Exception as e:
+            failures.append(f"{{db.engine.dialect.name}}: {{type(e).__name__}}: {{str(e).splitlines()[0][:90]}}")
+    return failures
+
+
+async def main():
+    dbs = await stores()
+    counts, internal, lost = {{}}, {{}}, {{}}
+    while time.time() < until:
+        try:
+            d = await asyncio.wait_for(one(), 120)
+            term = d.termination
+            kind = "internal error" if term.detail.startswith("internal error") else (
+                "done" if term.reason.value == "done" else "labelled")
+            if kind == "internal error":
+                internal[term.detail[:120]] = internal.get(term.detail[:120], 0) + 1
+            failures = await stored(dbs, d)
+            for why in failures:
+                lost[why] = lost.get(why, 0) + 1
+            counts["lost"] = counts.get("lost", 0) + bool(failures)
+        except Exception as e:
+            kind = "internal error"
+            internal[f"raised {{type(e).__name__}}"] = internal.get(f"raised {{type(e).__name__}}", 0) + 1
+        counts[kind] = counts.get(kind, 0) + 1
+    for db, _ in dbs:
+        await db.dispose()
+    print(json.dumps({{"counts": counts, "internal": internal, "lost": lost, "stores": len(dbs)}}))
+
+
+asyncio.run(main())
 '''
 
 
@@ -182,14 +265,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--root", type=Path, default=HERE, help="the checkout whose code runs (default: this one)")
     args = ap.parse_args()
-    print("| chaos | runs | done | labelled | internal error |\n|---|---:|---:|---:|---:|")
+    print("| chaos | runs | done | labelled | internal error | outcome lost (stores) |\n|---|---:|---:|---:|---:|---:|")
     errors: dict[str, dict[str, int]] = {}
     for mode in args.mode:
         found = run_mode(args.root.resolve(), mode, args.seconds, args.seed)
         c = found["counts"]
-        print(f"| {mode} | {sum(c.values())} | {c.get('done', 0)} | {c.get('labelled', 0)} | "
-              f"{c.get('internal error', 0)} |")
-        errors[mode] = found["internal"]
+        runs = sum(n for kind, n in c.items() if kind != "lost")
+        print(f"| {mode} | {runs} | {c.get('done', 0)} | {c.get('labelled', 0)} | {c.get('internal error', 0)} | "
+              f"{c.get('lost', 0)} ({found['stores']}) |")
+        errors[mode] = {**found["internal"], **{f"lost: {k}": n for k, n in found["lost"].items()}}
     for mode, found in errors.items():
         for detail, n in sorted(found.items(), key=lambda x: -x[1]):
             print(f"{mode}: {n} × {detail}")

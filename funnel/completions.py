@@ -26,6 +26,8 @@ from pydantic_ai.messages import ModelResponse
 from pydantic_ai.models import Model
 from pydantic_ai.models.openai import OpenAIChatModel
 
+from funnel.counts import is_token_count
+
 __all__ = ("LenientChatModel", "completion_data", "lenient", "no_choice")
 
 
@@ -64,8 +66,7 @@ def _created(value: Any) -> int:
 def _counts(usage: Any) -> bool:
     """Whether a completion's `usage` is an object whose token counts are counts."""
     return isinstance(usage, dict) and all(
-        isinstance(usage.get(k, 0), int) and not isinstance(usage.get(k), bool) and usage.get(k, 0) >= 0
-        for k in ("prompt_tokens", "completion_tokens", "total_tokens"))
+        is_token_count(usage.get(k, 0)) for k in ("prompt_tokens", "completion_tokens", "total_tokens"))
 
 
 def completion_data(data: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from pydantic_ai.settings import ModelSettings
 
 from funnel.cancel import CancelToken
 from funnel.completions import lenient
+from funnel.counts import is_token_count
 from funnel.errors import Cancelled, ModelUnavailable, RunFailed, UserError
 from funnel.limits import Limits
 
@@ -129,8 +130,7 @@ def _metered(response: ModelResponse) -> ModelResponse:
     """`response` with a model name that is not text left out and each token count that is not a count read as 0 (the
     reply itself is sound; what it says about itself is not); the same response when both are."""
     usage = response.usage
-    wrong = {name: 0 for name in _COUNTS if isinstance(getattr(usage, name), bool)
-             or not isinstance(getattr(usage, name), int) or getattr(usage, name) < 0}
+    wrong = {name: 0 for name in _COUNTS if not is_token_count(getattr(usage, name))}
     if not wrong and isinstance(response.model_name, str | None):
         return response
     name = response.model_name if isinstance(response.model_name, str | None) else None

@@ -7,6 +7,7 @@ the input), such characters are replaced with U+FFFD; where it can (the JSON API
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal
@@ -45,9 +46,13 @@ def unstorable_reason(text: str) -> str | None:
 
 
 def scrub(value: Any) -> Any:
-    """A JSON-like value with `storable` applied to every string in it (keys included)."""
+    """A JSON-like value every backend stores and every JSON reader reads: `storable` applied to every string in it
+    (keys included), and every float that is not finite (`NaN`, `Infinity`: no JSON has them, PostgreSQL refuses
+    them) made None."""
     if isinstance(value, str):
         return storable(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
     if isinstance(value, dict):
         return {scrub(k): scrub(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -93,12 +93,19 @@ def parse(
         return invalid(_SOURCE, str(exc), delivery_id)
 
 
-def adf_to_text(node: Any) -> str:
-    """Plain text of an Atlassian Document Format description (API v3 webhooks send ADF, v2 a string)."""
+_ADF_DEPTH = 64
+"""Nesting an Atlassian document is read with its structure (real ones nest a few levels); deeper, its text only."""
+
+
+def adf_to_text(node: Any, depth: int = 0) -> str:
+    """Plain text of an Atlassian Document Format description (API v3 webhooks send ADF, v2 a string). A document
+    nested deeper than `_ADF_DEPTH` gives the rest of its text in order, without its structure."""
+    if depth > _ADF_DEPTH:
+        return " ".join(_adf_words(node))
     if isinstance(node, str):
         return node
     if isinstance(node, list):
-        return "".join(adf_to_text(n) for n in node)
+        return "".join(adf_to_text(n, depth + 1) for n in node)
     if not isinstance(node, dict):
         return ""
     kind = node.get("type")
@@ -106,9 +113,9 @@ def adf_to_text(node: Any) -> str:
         return text(node.get("text"))
     if kind == "hardBreak":
         return "\n"
-    inner = adf_to_text(node.get("content") or [])
+    inner = adf_to_text(node.get("content") or [], depth + 1)
     if kind == "codeBlock":
-        lang = text((node.get("attrs") or {}).get("language"))
+        lang = text(mapping(node.get("attrs")).get("language"))
         return f"```{lang}\n{inner}\n```\n\n"
     if kind in ("paragraph", "heading", "blockquote"):
         return inner + "\n\n"
@@ -117,6 +124,20 @@ def adf_to_text(node: Any) -> str:
     if kind in ("bulletList", "orderedList"):
         return inner + "\n"
     return inner
+
+
+def _adf_words(node: Any) -> list[str]:
+    """The text of every `text` node and string under `node`, in document order, however deep (no recursion)."""
+    words, stack = [], [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            words.append(item)
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+        elif isinstance(item, dict):
+            stack.append(text(item.get("text")) if item.get("type") == "text" else item.get("content") or [])
+    return [w for w in words if w]
 
 
 def _description(fields: dict[str, Any]) -> Any:

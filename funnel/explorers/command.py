@@ -25,6 +25,7 @@ from pathlib import Path
 from pydantic_ai.usage import RequestUsage
 
 from funnel.cancel import CancelToken
+from funnel.counts import price, token_count
 from funnel.errors import Cancelled, CostBudgetExceeded, RunFailed, UserError
 from funnel.explorers.protocol import CommandOutput
 from schemas.text import without_escapes
@@ -131,8 +132,8 @@ def _usage(events: list[dict]) -> RequestUsage | None:
         usage.input_tokens += _count(counts, "input_tokens") + extra
         usage.output_tokens += _count(counts, "output_tokens")
         usage.cache_read_tokens += cached
-        cost = event.get("total_cost_usd")
-        if isinstance(cost, int | float) and not isinstance(cost, bool):
+        cost = price(event.get("total_cost_usd"))
+        if cost is not None:
             usage.cost = (usage.cost or 0) + cost
         counted = True
     return usage if counted else None
@@ -140,8 +141,7 @@ def _usage(events: list[dict]) -> RequestUsage | None:
 
 def _count(counts: dict, name: str) -> int:
     """A token count of a usage object (0 when it is missing or not a count)."""
-    value = counts.get(name)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    return token_count(counts.get(name))
 
 
 def _json_events(out: str) -> list[dict] | None:

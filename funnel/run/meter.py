@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from pydantic_ai.messages import ModelResponse
 
+from funnel.counts import price, token_count
 from schemas.diagnosis import PhaseStats
 from schemas.enums import Phase
 
@@ -27,20 +28,21 @@ class RequestUsage:
 
 
 def response_usage(response: ModelResponse) -> RequestUsage:
-    """The usage of one model response, priced with genai-prices when the model is known to it."""
+    """The usage of one model response, priced with genai-prices when the model is known to it; a count or price
+    that cannot be one (`funnel.counts`) is read as 0 or unknown."""
     usage = response.usage
     cost: float | None = None
     if usage.cost is not None:
-        cost = float(usage.cost)
+        cost = price(usage.cost)
     elif response.model_name and not response.model_name.startswith("function:"):
         try:
-            cost = float(response.cost().total_price)
+            cost = price(response.cost().total_price)
         except Exception:  # unknown model or provider: the price stays unknown, never fails a run
             cost = None
     return RequestUsage(
-        input_tokens=usage.input_tokens or 0,
-        output_tokens=usage.output_tokens or 0,
-        cached_tokens=usage.cache_read_tokens or 0,
+        input_tokens=token_count(usage.input_tokens),
+        output_tokens=token_count(usage.output_tokens),
+        cached_tokens=token_count(usage.cache_read_tokens),
         cost_usd=cost,
     )
 

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 from pydantic import SecretStr
 
 from app import store
+from app.webhooks import PROVIDERS
 from schemas import Source
 from tests.app._service_fixtures import base_settings, fixture_repo, register, running_service  # noqa: F401
 
@@ -151,3 +152,19 @@ async def test_a_signed_delivery_nested_too_deep_is_a_400_recorded_not_a_500(bas
         assert r.status_code == 400 and "nested deeper" in r.json()["detail"]
         async with svc.runtime.db.session() as s:
             assert [(d.outcome, d.delivery_id) for d in await store.list_deliveries(s)] == [("invalid", "d-deep")]
+
+
+async def test_a_delivery_the_parser_itself_fails_on_is_a_500_still_recorded_with_the_failure(base_settings, fixture_repo,
+                                                                                              monkeypatch):
+    def broken(headers, body, secret, *, query=None):
+        raise AttributeError("'str' object has no attribute 'get'")
+
+    monkeypatch.setitem(PROVIDERS, Source.github, broken)
+    async with github_service(base_settings, fixture_repo) as svc:
+        body = github_issue()
+        r = await svc.client.post("/webhooks/github", content=body, headers=signed(body, "d-odd"))
+        assert r.status_code == 500 and r.json()["outcome"] == "invalid"
+        assert "bugsleuth could not read this delivery (AttributeError: 'str' object" in r.json()["detail"]
+        async with svc.runtime.db.session() as s:
+            recorded = await store.list_deliveries(s)
+        assert [(d.outcome, d.reason.split(" (")[0]) for d in recorded] == [("invalid", "bugsleuth could not read this delivery")]

@@ -25,6 +25,7 @@ from tests.app._service_fixtures import (  # noqa: F401 - fixtures
     register,
     running_service,
 )
+from tests.app.test_store import check_an_outcome_is_stored_whatever_it_counted
 
 pytestmark = pytest.mark.postgres
 
@@ -86,6 +87,14 @@ async def test_report_and_its_job_are_committed_together(base_settings, fixture_
         assert jobs[0]["queueing_lock"] == f"investigation:{inv}"
         async with svc.runtime.db.session() as s:
             assert (await s.get(Investigation, inv)).job_id == jobs[0]["id"]
+
+
+async def test_an_outcome_is_stored_whatever_it_counted_beyond_postgresqls_integers_and_json(pg_url):
+    db = Database(pg_url)
+    try:
+        await check_an_outcome_is_stored_whatever_it_counted(db)
+    finally:
+        await db.dispose()
 
 
 async def test_text_with_nul_or_lone_surrogates_is_stored_with_replacement_characters(base_settings, pg_url):

@@ -101,6 +101,33 @@ async def test_feedback_becomes_repository_memory(db):
     assert "app.py:4" in memory and "partly" in memory and "wrong line" in memory
 
 
+WILD_STATS = {"tool_calls": 3, "input_tokens": 2**64 - 1, "output_tokens": -1, "cost_usd": float("nan"),
+              "per_phase": {"explore": {"input_tokens": 10**30}}}
+"""What a run may report about itself when a server or CLI agent misreports: counts beyond any integer column, a
+price that is not a number."""
+
+
+async def check_an_outcome_is_stored_whatever_it_counted(db: Database) -> None:
+    """Finishing an investigation whose stats are `WILD_STATS` and whose summary quotes a NUL stores its diagnosis
+    (before: the transaction failed and the run's outcome was lost): counters saturate, non-finite numbers are null,
+    NUL is U+FFFD, big integers stay in the JSON."""
+    inv = await _new(db)
+    diagnosis = {"summary": "s\x00", "stats": WILD_STATS, "termination": {"reason": "done"}}
+    async with db.session() as s:
+        await store.finish(s, inv, status=Status.done, diagnosis=diagnosis, report_markdown="# r")
+    async with db.read_session() as s:
+        detail = await store.get_investigation(s, inv)
+    assert detail.status == Status.done and detail.diagnosis.summary == "s\ufffd"
+    assert (detail.stats.tool_calls, detail.stats.input_tokens, detail.stats.output_tokens) == (3, 2**31 - 1, 0)
+    stored = detail.diagnosis.stats
+    assert stored.cost_usd is None and stored.input_tokens == 2**64 - 1
+    assert stored.per_phase["explore"].input_tokens == 10**30
+
+
+async def test_an_outcome_is_stored_whatever_it_counted(db):
+    await check_an_outcome_is_stored_whatever_it_counted(db)
+
+
 async def test_requeue_interrupted_only_touches_running_rows_of_the_given_pool(db):
     a, b, c = await _new(db), await _new(db), await _new(db)
     async with db.session() as s:

@@ -56,3 +56,18 @@ def test_no_field_of_another_type_makes_the_parser_raise(provider, path):
             assert out.kind in ("accepted", "ignored", "invalid") and (out.kind == "accepted" or out.reason)
             outcomes.add(out.kind)
     assert outcomes  # the fixture had fields to replace
+
+
+def test_an_atlassian_document_of_any_shape_or_depth_becomes_its_text():
+    """Two deliveries that raised (a 500, the delivery lost): a code block whose `attrs` is not an object, and a
+    document nested 450 levels deep (valid JSON; the recursive reader hit Python's recursion limit)."""
+    data = json.loads((HAND_MADE / "jira_issue_created_adf.json").read_text())
+    node = {"type": "text", "text": "the deepest words"}
+    for _ in range(450):
+        node = {"type": "paragraph", "content": [node]}
+    code = {"type": "codeBlock", "attrs": "python", "content": [{"type": "text", "text": "x = 1 / 0"}]}
+    data["issue"]["fields"]["description"] = {"type": "doc", "content": [code, node]}
+    body = json.dumps(data).encode()
+    out = parse_delivery("jira", {}, body, SECRET, query={"repo": "acme/shop", "secret": SECRET})
+    assert out.kind == "accepted", out.reason
+    assert out.report.body.startswith("```\nx = 1 / 0\n```") and out.report.body.endswith("the deepest words")

@@ -41,7 +41,8 @@ def test_a_creation_time_is_read_as_unix_seconds_or_as_none():
 
 
 def test_a_usage_that_counts_no_tokens_is_left_out_and_a_sound_one_kept():
-    for usage in ("x", [], {"prompt_tokens": "9"}, {"total_tokens": -1}, {"completion_tokens": True}):
+    for usage in ("x", [], {"prompt_tokens": "9"}, {"total_tokens": -1}, {"completion_tokens": True},
+                  {"prompt_tokens": 2**64 - 1}):
         assert completion_data({"usage": usage, "choices": []})["usage"] is None
     sound = {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}
     assert completion_data({"usage": dict(sound), "choices": []})["usage"] == sound

@@ -11,7 +11,7 @@ import pytest
 FUNNEL = Path(__file__).resolve().parents[2] / "funnel"
 MAX_FUNCTION_LINES = 80
 MAX_FILE_LINES = 400
-LAYERS = {"errors": 0, "limits": 0, "cancel": 0, "phases": 0, "retry": 0, "tool_calls": 0, "written_calls": 0, "thinking": 0, "completions": 0, "classify": 0, "inline": 0, "tools": 1, "localize": 2, "report": 3, "explorers": 4, "run": 5}
+LAYERS = {"errors": 0, "limits": 0, "counts": 0, "cancel": 0, "phases": 0, "retry": 0, "tool_calls": 0, "written_calls": 0, "thinking": 0, "completions": 0, "classify": 0, "inline": 0, "tools": 1, "localize": 2, "report": 3, "explorers": 4, "run": 5}
 """`errors`/`limits`/`cancel`/`phases`/`retry`/`thinking`/`written_calls`/`tool_calls`/`classify`/`inline` <- `tools` <- `localize` <- `report` <- `explorers` <- `run`."""
 
 SOURCES = sorted(FUNNEL.rglob("*.py"))

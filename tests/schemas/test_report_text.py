@@ -11,7 +11,7 @@ import pytest
 from schemas import BugReport
 from schemas.enums import Source
 from schemas.report import MAX_BODY_CHARS, clip_body
-from schemas.text import markdown_parts, visible_markdown, without_blocks, without_escapes
+from schemas.text import markdown_parts, scrub, visible_markdown, without_blocks, without_escapes
 
 TEMPLATE_ISSUE = """**Describe the bug**
 Long repository names go outside the card.
@@ -100,3 +100,8 @@ def test_markdown_parts_of_a_hostile_text_of_the_largest_size_are_read_at_once(u
     started = time.perf_counter()
     assert "".join(part for _, part in markdown_parts(text)) == text
     assert time.perf_counter() - started < 5.0  # linear: 0.2 s here; an unclosed `<!--` once took minutes
+
+
+def test_scrub_makes_every_string_storable_and_every_float_that_is_not_finite_null():
+    value = {"a\x00": ["\ud800", 1.5, float("nan"), {"b": float("-inf"), "c": 2**70}], "d": (float("inf"), True)}
+    assert scrub(value) == {"a\ufffd": ["\ufffd", 1.5, None, {"b": None, "c": 2**70}], "d": [None, True]}

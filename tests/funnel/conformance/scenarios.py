@@ -28,6 +28,7 @@ from tests.funnel.conformance._reports import (
     structured,
 )
 from tests.funnel.conformance._server import Call, ModelServer, Protocol, Script, Seen, Turn, anthropic_sse, openai_json
+from tests.funnel.conformance._wire import created_in_us, overflow, uncounted
 from tests.funnel.harness_support import GOOD_REPORT
 
 EXPLORER = {"openai": "openai-chat:fake-model", "anthropic": "anthropic:claude-sonnet-4-5"}
@@ -114,27 +115,10 @@ class Scenario:
     structurer: bool = False
 
 
-_OVERFLOW = {
-    "openai": {"error": {"message": "This model's maximum context length is 128000 tokens.",
-                         "type": "invalid_request_error", "code": "context_length_exceeded"}},
-    "anthropic": {"type": "error", "error": {"type": "invalid_request_error",
-                                             "message": "prompt is too long: 250000 tokens > 200000 maximum"}},
-}  # fmt: skip
-
-
-def _overflow(seen: Seen) -> Turn:
-    return Turn(status=400, error=_OVERFLOW[seen.protocol])
-
-
 UPSTREAM_ERROR = {"error": {"message": "Upstream provider returned an error", "code": 502}}
 MALFORMED = '{"path": "shop/pricing.py", "start": 4,'
 NO_CHOICE = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "m"}
 """A Chat Completions body without its `choices`."""
-
-
-def _created_us(turn: Turn) -> Callable[[Seen], Turn]:
-    """`turn` as Chat Completions JSON whose `created` is in microseconds, as a server that times in them sends it."""
-    return lambda seen: Turn(body={**openai_json(turn, "fake-model"), "created": 1_733_600_000_123_456})
 
 
 def _malformed_usage(seen: Seen) -> Turn:
@@ -259,7 +243,7 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda: happy(output=[text(GOOD_REPORT[:90], finish="length"), GOOD])),
     Scenario(6, "tool_call_cut_off", "finish_reason length inside a tool call's arguments",
              lambda: happy(explore=[tc("search", '{"pattern": "apply_disc', finish="length"), SEARCH, BEGIN])),
-    Scenario(6, "context_overflow", "the server says the prompt is too long", lambda: happy(deep_dive=[_overflow]),
+    Scenario(6, "context_overflow", "the server says the prompt is too long", lambda: happy(deep_dive=[overflow]),
              expect=frozenset({StopReason.error})),
     Scenario(6, "refuses", "refuses in the deep-dive (`refusal`; Messages: `stop_reason: refusal`)",
              lambda: happy(deep_dive=[Turn(refusal=REFUSAL)]), expect=frozenset({StopReason.error})),
@@ -292,10 +276,12 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(8, "choice_not_an_object", "answers 200 with `\"choices\": [\"x\"]`, then fine",
              lambda: happy(first=[Turn(body={**NO_CHOICE, "choices": ["x"]})])),
     Scenario(8, "created_in_microseconds", "sends `created` in microseconds (`1733600000123456`) on every reply",
-             lambda: Script(**{phase: [_created_us(t) for t in turns] for phase, turns in HAPPY.items()})),
+             lambda: Script(**{phase: [created_in_us(t) for t in turns] for phase, turns in HAPPY.items()})),
     Scenario(8, "malformed_reply", "a reply whose usage is not an object (`\"usage\": null` in a stream's "
              "`message_delta`, `\"usage\": \"x\"` in a completion), then fine",
              lambda: happy(first=[_malformed_usage])),
+    Scenario(8, "usage_beyond_any_count", "every reply's usage claims 18446744073709551615 tokens (an unsigned -1)",
+             lambda: Script(**{phase: [uncounted(t) for t in turns] for phase, turns in HAPPY.items()})),
     Scenario(8, "connection_reset", "drops the connection mid-response, then fine",
              lambda: happy(first=[Turn(reset=True, calls=SEARCH.calls)])),
     Scenario(8, "slower_than_timeout", "answers after 4 s with a 1.5 s request timeout, then fine",
@@ -377,7 +363,7 @@ SCENARIOS: tuple[Scenario, ...] = (
 ANTHROPIC = frozenset({
     "literal_model", "rereads_in_attempt_2", "malformed_json", "control_with_read", "empty_content",
     "context_overflow", "refuses", "content_filter_cut", "setext_headings", "rate_limited", "malformed_reply",
-    "server_error_always", "connection_reset",
+    "server_error_always", "connection_reset", "usage_beyond_any_count",
     "reasoning_around_calls", "split_emoji", "structurer_malformed", "prefixed_names", "calls_in_text",
 })  # fmt: skip
 """The scenarios also run over Anthropic Messages (one or more per behaviour; the suite stays fast)."""

@@ -51,6 +51,12 @@ def _no_choice_is_a_server_failure_in_one_line(out: Outcome) -> None:
     assert "the endpoint answered without a reply" in detail and "\n" not in detail and "IndexError" not in detail
 
 
+def _counted_as_nothing(out: Outcome) -> None:
+    _the_normal_requests(out)
+    stats = out.result.diagnosis.stats
+    assert (stats.input_tokens, stats.output_tokens) == (0, 0)  # not 2**64 - 1: that tripped the token budget
+
+
 EXTRA = {
     "rate_limited": _retry_after_is_honoured,
     "server_error_once": _one_more_request,
@@ -61,6 +67,7 @@ EXTRA = {
     "choice_not_an_object": _one_more_request,
     "malformed_reply": _one_more_request,
     "created_in_microseconds": _the_normal_requests,
+    "usage_beyond_any_count": _counted_as_nothing,
     "no_choice_always": _no_choice_is_a_server_failure_in_one_line,
     "never_answers": _timed_out_attempts,
     "never_answers_fallback": _offline_took_over,

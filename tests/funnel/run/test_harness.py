@@ -271,6 +271,17 @@ async def test_the_tokens_and_cost_a_cli_agents_envelope_counts_go_to_the_runs_m
     assert seen == {"claude": (18012, 900, 0.0213), "codex": (24763, 122, None)}  # before: (0, 0, None) each
 
 
+async def test_a_cli_agents_envelope_counting_what_no_run_used_is_read_as_unknown_not_as_a_budget_spent(tmp_path):
+    usage = {"input_tokens": 2**64 - 1, "output_tokens": -5, "cache_read_input_tokens": 10**30}
+    for cost in ("NaN", "1e999", "-0.5", "1e400000"):  # Python's json reads NaN, and 1e999 as inf
+        out = f'{{"type": "result", "result": {json.dumps(GOOD_REPORT)}, "total_cost_usd": {cost}, "usage": {json.dumps(usage)}}}'
+        (tmp_path / "out.json").write_text(out)
+        result = await investigate(REPORT, FIXTURE_REPO, explorer=f"command:cat > /dev/null; cat {tmp_path / 'out.json'}")
+        stats = result.diagnosis.stats
+        assert result.diagnosis.termination.reason == StopReason.done, result.diagnosis.termination.detail
+        assert (stats.input_tokens, stats.output_tokens, stats.cost_usd) == (0, 0, None), cost
+
+
 async def test_a_cli_agents_envelope_reporting_an_error_ends_the_run_with_it(tmp_path):
     (tmp_path / "out.json").write_text(json.dumps({"type": "result", "subtype": "error_max_turns", "is_error": True}))
     result = await investigate(REPORT, FIXTURE_REPO, explorer=f"command:cat > /dev/null; cat {tmp_path / 'out.json'}")
