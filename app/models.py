@@ -110,8 +110,22 @@ class StorableJSON(TypeDecorator[Any]):
         return scrub(value)
 
 
-_BigId = BigInteger().with_variant(Integer(), "sqlite")
-"""64-bit ids on PostgreSQL; INTEGER on SQLite so the column is the rowid alias (autoincrement)."""
+class RowId(TypeDecorator[int]):
+    """A row id: 64-bit on PostgreSQL, INTEGER on SQLite so the column is the rowid alias (autoincrement). An id
+    beyond the 64-bit range (twenty digits typed into a page's address) names no row: it is bound as 0, which no row
+    has, so looking it up finds nothing instead of failing the request."""
+
+    impl = BigInteger
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Any) -> Any:
+        return dialect.type_descriptor(Integer() if dialect.name == "sqlite" else BigInteger())
+
+    def process_bind_param(self, value: int | None, dialect: Any) -> int | None:
+        return 0 if isinstance(value, int) and not -(2**63) <= value < 2**63 else value
+
+
+_BigId = RowId()
 
 
 class Base(DeclarativeBase):

@@ -122,6 +122,8 @@ async def check_an_outcome_is_stored_whatever_it_counted(db: Database) -> None:
     stored = detail.diagnosis.stats
     assert stored.cost_usd is None and stored.input_tokens == 2**64 - 1
     assert stored.per_phase["explore"].input_tokens == 10**30
+    async with db.read_session() as s:  # an id past the 64-bit range (typed into an address) names no row
+        assert await store.get_investigation(s, 10**20) is None and await store.get_status(s, -(10**20)) is None
 
 
 async def test_an_outcome_is_stored_whatever_it_counted(db):

@@ -277,6 +277,13 @@ def test_an_unknown_investigation_is_a_friendly_404(tmp_path):
     with dashboard_client(tmp_path, jobs="none") as client:
         response = client.get("/investigations/999")
         assert response.status_code == 404 and "There is no investigation #999" in response.text
+        beyond = 10**20  # past any row id: its lookup raised OverflowError, a 500
+        assert "There is no investigation #100000000000000000000" in client.get(f"/investigations/{beyond}").text
+        token = csrf_of(client.get("/reports/new").text)
+        codes = [client.get(f"/investigations/{beyond}/{part}").status_code for part in ("timeline", "status")]
+        codes += [client.post(f"/investigations/{beyond}/{action}", data={"csrf_token": token, "verdict": "wrong"},
+                              follow_redirects=False).status_code for action in ("cancel", "rerun", "feedback")]
+        assert all(code < 500 for code in codes), codes
 
 
 def test_static_files_are_served_and_nothing_else(tmp_path):
