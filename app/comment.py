@@ -255,7 +255,7 @@ async def _own_comment(calls: _Calls) -> Callable[[dict[str, Any]], bool]:
     tracker = calls.tracker
     response = await calls.send("GET", tracker.user_url)
     if tracker.kind == "github" and response.status_code == 403 and "accessible by integration" in response.text:
-        return lambda item: (item.get("user") or {}).get("type") == "Bot"
+        return lambda item: _field(item, "user").get("type") == "Bot"
     try:
         me = response.json() if response.is_success else None
     except ValueError:
@@ -263,7 +263,13 @@ async def _own_comment(calls: _Calls) -> Callable[[dict[str, Any]], bool]:
     if not isinstance(me, dict) or me.get("id") is None:
         raise TrackerRefused("asking who the token is", response)
     field_name = "user" if tracker.kind == "github" else "author"
-    return lambda item: (item.get(field_name) or {}).get("id") == me["id"]
+    return lambda item: _field(item, field_name).get("id") == me["id"]
+
+
+def _field(item: dict[str, Any], name: str) -> dict[str, Any]:
+    """A listed comment's author object (`user`, `author`); {} when it is missing or not an object."""
+    value = item.get(name)
+    return value if isinstance(value, dict) else {}
 
 
 async def _find_previous(calls: _Calls) -> int | None:
@@ -289,7 +295,15 @@ async def _find_previous(calls: _Calls) -> int | None:
                     and mine(item)):
                 return int(item["id"])
         url, params = _next_page(response, params)
+        if url is not None and _origin(url) != _origin(tracker.comments_url):
+            return None  # the token goes to the tracker's own API only: a page linked elsewhere is not followed
     return None
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port of `url`."""
+    parsed = httpx.URL(url)
+    return parsed.scheme, parsed.host, parsed.port
 
 
 def _next_page(response: httpx.Response, params: dict[str, Any] | None) -> tuple[str | None, dict[str, Any] | None]:

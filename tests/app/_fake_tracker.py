@@ -45,6 +45,8 @@ class FakeTracker:
     failures: list[tuple[int, dict[str, str]]] = field(default_factory=list)
     """(status, headers) answered, in order, to the next requests instead of serving them."""
     fail_always: tuple[int, dict[str, str]] | None = None
+    link_base: str = ""
+    """Where GitHub's `Link: rel="next"` points (default: this fake), to play a tracker linking elsewhere."""
     _next_id: int = 1000
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -99,7 +101,7 @@ class FakeTracker:
         headers = {}
         if page * per_page < len(items):
             if kind == "github":
-                headers["Link"] = f'<{self.url}{path}?per_page={per_page}&page={page + 1}>; rel="next"'
+                headers["Link"] = f'<{self.link_base or self.url}{path}?per_page={per_page}&page={page + 1}>; rel="next"'
             else:
                 headers["X-Next-Page"] = str(page + 1)
         return 200, headers, chunk

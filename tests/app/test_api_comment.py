@@ -313,3 +313,19 @@ async def test_a_gitlab_note_someone_else_wrote_with_the_marker_is_never_overwri
         settings = Settings(data_dir=tmp_path, gitlab_token=SecretStr("glpat"), gitlab_api_url=f"{fake.url}/api/v4")
         result = await post_diagnosis_comment(settings, report, Diagnosis(summary="s"))
     assert result.action == "created" and fake.comments["gitlab:grp/tiny#3"][0]["body"].endswith("alice's note")
+
+
+async def test_a_page_linked_on_another_origin_is_not_followed_so_the_token_never_goes_there(tmp_path):
+    with fake_tracker() as fake, fake_tracker() as elsewhere:
+        fake.seed("github:acme/tiny#7", [f"comment {i}" for i in range(150)])  # two pages of 100
+        fake.link_base = elsewhere.url
+        result = await post_diagnosis_comment(_settings(tmp_path, fake), GITHUB_REPORT, Diagnosis(summary="s"))
+    assert result.action == "created" and len(fake.bots("github:acme/tiny#7")) == 1
+    assert elsewhere.requests == []  # before: GET with `Authorization: Bearer <token>` on the other host
+
+
+async def test_listed_comments_whose_author_is_not_an_object_are_someone_elses(tmp_path):
+    with fake_tracker() as fake:
+        fake.seed("github:acme/tiny#7", ["<!-- bugsleuth:investigation acme/tiny#7 -->\nodd"], author="ghost")
+        result = await post_diagnosis_comment(_settings(tmp_path, fake), GITHUB_REPORT, Diagnosis(summary="s"))
+    assert result.action == "created" and len(fake.comments["github:acme/tiny#7"]) == 2  # before: AttributeError
