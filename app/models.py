@@ -110,6 +110,10 @@ class StorableJSON(TypeDecorator[Any]):
         return scrub(value)
 
 
+MAX_ID = 2**63 - 1
+"""The largest row id (a signed 64-bit integer)."""
+
+
 class RowId(TypeDecorator[int]):
     """A row id: 64-bit on PostgreSQL, INTEGER on SQLite so the column is the rowid alias (autoincrement). An id
     beyond the 64-bit range (twenty digits typed into a page's address) names no row: it is bound as 0, which no row
@@ -122,7 +126,7 @@ class RowId(TypeDecorator[int]):
         return dialect.type_descriptor(Integer() if dialect.name == "sqlite" else BigInteger())
 
     def process_bind_param(self, value: int | None, dialect: Any) -> int | None:
-        return 0 if isinstance(value, int) and not -(2**63) <= value < 2**63 else value
+        return 0 if isinstance(value, int) and not -MAX_ID - 1 <= value <= MAX_ID else value
 
 
 _BigId = RowId()

@@ -51,7 +51,10 @@ def is_git_url(location: str) -> bool:
 def _git(args: list[str], *, git_dir: Path | None = None, cwd: Path | None = None) -> str:
     cmd = ["git"] + ([f"--git-dir={git_dir}"] if git_dir else []) + args
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=_GIT_TIMEOUT_S, env=env)
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=_GIT_TIMEOUT_S, env=env)
+    except (UnicodeEncodeError, ValueError) as exc:  # NUL or half a surrogate pair: no git name holds one
+        raise RepositoryError(f"git {' '.join(args[:2])} cannot take its arguments: {exc}") from None
     if proc.returncode != 0:
         raise RepositoryError(f"git {' '.join(args[:2])} failed: {proc.stderr.strip()[:500]}")
     return proc.stdout.strip()

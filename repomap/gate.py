@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from repomap.config import SECRET_DIRS, SECRET_FILE_GLOBS
 from repomap.encoding import to_utf8
+from schemas.text import unstorable_reason
 
 __all__ = ("DENY_GLOBS", "DenyRules", "Gate", "Refusal", "Refused", "Resolved", "denied_files", "read_regular")
 
@@ -179,6 +180,8 @@ class Gate:
         the way, its real target (inside the root, not denied). Raises `Refused`; files and directories pass."""
         if rel.startswith("/") or ".." in rel.split("/"):
             raise Refused(rel, Refusal.symlink_escape, f"{rel!r} leads outside the repository")
+        if why := unstorable_reason(rel):  # NUL or half a surrogate pair: no file's name holds one
+            raise Refused(rel, Refusal.broken_symlink, f"{rel!r} does not exist: a path {why}")
         rel = rel.strip("/") or "."
         if rel == ".":
             return Resolved(".", self.root, ".", os.stat(self.root))

@@ -148,7 +148,7 @@ class Backend:
                 f"{spec!r} ({path}) is outside the allowed roots ({roots}); name a directory under them, "
                 "or start the server with `bugsleuth mcp --root DIR` to allow another"
             )
-        if not path.is_dir():
+        if not _is_dir(path):
             raise RequestError(
                 f"{spec!r} is neither a registered repository (registered: {known}) nor a directory under {roots}"
             )
@@ -350,3 +350,11 @@ def report_of(title: str, body: str, ref: str | None, labels: Sequence[str] = ()
     except ValidationError as exc:
         error = exc.errors()[0]
         raise RequestError(f"report rejected: {'.'.join(map(str, error['loc']))}: {error['msg']}") from None
+
+
+def _is_dir(path: Path) -> bool:
+    """Whether `path` is a directory; False for a name no file system takes (too long, half a surrogate pair)."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False

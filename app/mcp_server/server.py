@@ -16,6 +16,8 @@ from pydantic import Field
 from app.mcp_server import render
 from app.mcp_server.backend import Backend, Tree, report_of
 from app.mcp_server.progress import Step
+from app.models import MAX_ID
+from app.routes._types import MAX_OFFSET
 from funnel.tools import find_symbol, list_dir, read_range, search
 from schemas import Classification, Status
 from schemas.report import MAX_BODY_CHARS, MAX_TITLE_CHARS
@@ -93,7 +95,8 @@ def _add_investigation_tools(server: MCPServer, backend: Backend, dashboard_url:
 
     @server.tool(annotations=_READ_ONLY)
     async def get_investigation(
-        investigation_id: Annotated[int, Field(ge=1, description="Investigation id (from investigate or the list).")],
+        investigation_id: Annotated[int, Field(ge=1, le=MAX_ID, description="Investigation id (from investigate or "
+                                               "the list).")],
     ) -> CallToolResult:
         """One investigation: its status, the report, and the validated diagnosis once it is finished."""
         detail = await backend.investigation(investigation_id)
@@ -106,7 +109,7 @@ def _add_investigation_tools(server: MCPServer, backend: Backend, dashboard_url:
         classification: Classification | None = None,
         search: Annotated[str | None, Field(max_length=200, description="Text in the report title.")] = None,
         limit: Annotated[int, Field(ge=1, le=200)] = 20,
-        offset: Annotated[int, Field(ge=0)] = 0,
+        offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
     ) -> CallToolResult:
         """Stored investigations, newest first (from every intake: API, webhooks, dashboard, MCP)."""
         page = await backend.investigations(repo=repository, status=status, classification=classification,

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import Path
 from pydantic import AfterValidator, Field
 
+from app.models import MAX_ID
 from schemas.text import unstorable_reason
 
 
@@ -40,6 +41,7 @@ def bounded_text(max_length: int, *, min_length: int = 0, strip: bool = False) -
 
 Name = bounded_text(200, min_length=1, strip=True)
 """A short identifier such as a repository name (blank: "must not be blank", like a title)."""
-MAX_ID = 2**63 - 1
+MAX_OFFSET = 10_000_000
+"""The furthest a listing may skip."""
 InvestigationId = Annotated[int, Path(ge=1, le=MAX_ID, description="Investigation id")]
 """Path parameter of one investigation."""

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app import service, store
 from app.deps import ApiAuth, RuntimeDep, ReadSessionDep, Writer
-from app.routes._types import MAX_ID, InvestigationId, Name, Text
+from app.routes._types import MAX_ID, MAX_OFFSET, InvestigationId, Name, Text
 from app.streams import investigation_events
 from app.views import Accepted, FeedbackView, InvestigationDetail, InvestigationSummary, Page
 from schemas import Classification, Feedback, Status
@@ -33,7 +33,7 @@ async def list_investigations(
     status_: Annotated[Status | None, Query(alias="status")] = None,
     classification: Classification | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> Page[InvestigationSummary]:
     """Investigations newest first, filtered and paginated."""
     return await store.list_investigations(

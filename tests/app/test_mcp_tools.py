@@ -123,3 +123,25 @@ def test_progress_keeps_increasing_when_a_second_attempt_starts_over_in_deep_div
     assert "attempt 2, deep_dive: read_range(path='a.py')" in messages
     assert not any("begin_deep_dive" in m for m in messages)  # told by the phase change
     assert messages[-1] == "done: prime suspect a.py:3"
+
+
+async def test_arguments_no_file_system_or_database_takes_get_a_reason_never_an_unexpected_error(tmp_path):
+    """Each of these ended a bare "Error executing tool X", no reason given, with a traceback in the server's log
+    (`UnicodeEncodeError`, `OSError: File name too long`, `OverflowError`): a client learnt nothing from it."""
+    repo, _ = make_repo(tmp_path)
+    calls = [
+        ("read_range", {"path": "app\ud800.py"}, "does not exist"),
+        ("list_dir", {"path": "a\ud800b"}, "does not exist"),
+        ("repo_map", {"repository": "a" * 5000}, "nor a directory under"),
+        ("find_symbol", {"repository": "\ud800", "name": "average"}, "neither a registered repository"),
+        ("get_investigation", {"investigation_id": 2**64}, "less than or equal to 9223372036854775807"),
+        ("list_investigations", {"offset": 2**64}, "less than or equal to 10000000"),
+    ]
+    async with session(tmp_path) as (client, _):
+        for tool, args, reason in calls:
+            args = {"repository": str(repo), **args} if tool != "list_investigations" and "investigation_id" not in args else args
+            result = await client.call_tool(tool, args)
+            text = result.content[0].text
+            assert reason in text, (tool, text)
+        listed = await client.call_tool("list_dir", {"repository": str(repo), "ref": "\ud800"})
+        assert not listed.is_error and "not found; investigated the default branch head" in listed.content[0].text
