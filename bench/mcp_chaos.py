@@ -13,13 +13,12 @@ Prints the calls, how they ended, and each distinct unexpected failure with the 
 
 from __future__ import annotations
 
-import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._chaos import chaos_options, run_child  # noqa: E402
 
 _CHILD = r'''
 import asyncio, json, logging, random, sys, tempfile, time
@@ -74,18 +73,9 @@ asyncio.run(main())
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=60.0)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--root", type=Path, default=HERE, help="the checkout whose server runs (default: this one)")
-    args = ap.parse_args()
+    args = chaos_options(__doc__, 60.0, "server runs").parse_args()
     code = _CHILD.format(root=str(args.root.resolve()), seconds=args.seconds, seed=args.seed)
-    out = subprocess.run([sys.executable, "-c", code], cwd=args.root, capture_output=True, text=True,
-                         timeout=args.seconds + 300)  # fmt: skip
-    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
-    if not lines:
-        raise SystemExit(f"the child failed:\n{out.stderr[-3000:]}")
-    found = json.loads(lines[-1])
+    found = run_child(code, args.root, args.seconds + 300)
     counts = found["counts"]
     print("| calls | answered | refused with a reason | unexpected |\n|---:|---:|---:|---:|")
     print(f"| {sum(counts.values())} | {counts.get('answered', 0)} | {counts.get('refused', 0)} | "

@@ -24,13 +24,13 @@ scripted server are the checkout's own.
 
 from __future__ import annotations
 
-import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._chaos import chaos_options, run_child  # noqa: E402
+
 MODES = ("function", "completions", "messages", "command")
 
 _CHILD = r'''
@@ -250,20 +250,12 @@ asyncio.run(main())
 def run_mode(root: Path, mode: str, seconds: float, seed: int) -> dict:
     """The counts of one mode's runs on the code at `root`."""
     code = _CHILD.format(root=str(root), mode=mode, seconds=seconds, seed=seed)
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
-                         timeout=seconds + 600)  # fmt: skip
-    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
-    if not lines:
-        raise SystemExit(f"{mode}: the child failed:\n{out.stderr[-3000:]}")
-    return json.loads(lines[-1])
+    return run_child(code, root, seconds + 600, f"{mode}: the child")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = chaos_options(__doc__, 120.0)
     ap.add_argument("--mode", choices=MODES, nargs="+", default=list(MODES))
-    ap.add_argument("--seconds", type=float, default=120.0, help="how long each mode runs")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--root", type=Path, default=HERE, help="the checkout whose code runs (default: this one)")
     args = ap.parse_args()
     print("| chaos | runs | done | labelled | internal error | outcome lost (stores) |\n|---|---:|---:|---:|---:|---:|")
     errors: dict[str, dict[str, int]] = {}

@@ -13,13 +13,12 @@ random lines. Prints the runs, how they ended, the slowest, and each failure wit
 
 from __future__ import annotations
 
-import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._chaos import chaos_options, run_child  # noqa: E402
 
 _CHILD = r'''
 import json, random, re, shutil, subprocess, sys, tempfile, time, traceback
@@ -138,19 +137,11 @@ print(json.dumps({{"counts": counts, "failures": failures, "slowest": slowest}})
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = chaos_options(__doc__, 120.0)
     ap.add_argument("--mirror", action="append", required=True, help="a bare git directory to take source files from")
-    ap.add_argument("--seconds", type=float, default=120.0)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--root", type=Path, default=HERE, help="the checkout whose code runs (default: this one)")
     args = ap.parse_args()
     code = _CHILD.format(root=str(args.root.resolve()), mirrors=args.mirror, seconds=args.seconds, seed=args.seed)
-    out = subprocess.run([sys.executable, "-c", code], cwd=args.root, capture_output=True, text=True,
-                         timeout=args.seconds + 900)  # fmt: skip
-    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
-    if not lines:
-        raise SystemExit(f"the child failed:\n{out.stderr[-3000:]}")
-    found = json.loads(lines[-1])
+    found = run_child(code, args.root, args.seconds + 900)
     counts = found["counts"]
     print(f"runs {sum(counts.values())}: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
     print("slowest (s, seed): " + ", ".join(f"{t} ({s})" for t, s in found["slowest"]))

@@ -14,13 +14,13 @@ raised, and each distinct exception with a seed that replays it.
 
 from __future__ import annotations
 
-import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._chaos import HERE, chaos_options, run_child  # noqa: E402
+
 REALCLIENT = HERE.parent / "shared" / "realclient"
 
 _CHILD = r'''
@@ -93,19 +93,11 @@ print(json.dumps({{"outcomes": outcomes, "raised": raised}}))
 def run(root: Path, seconds: float, seed: int) -> dict:
     """The outcome counts of the deliveries parsed by the code at `root`."""
     code = _CHILD.format(root=str(root), realclient=str(REALCLIENT), seconds=seconds, seed=seed)
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=seconds + 300)
-    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
-    if not lines:
-        raise SystemExit(f"the child failed:\n{out.stderr[-3000:]}")
-    return json.loads(lines[-1])
+    return run_child(code, root, seconds + 300)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=60.0)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--root", type=Path, default=HERE, help="the checkout whose parsers run (default: this one)")
-    args = ap.parse_args()
+    args = chaos_options(__doc__, 60.0, "parsers run").parse_args()
     found = run(args.root.resolve(), args.seconds, args.seed)
     counts = found["outcomes"]
     print("| deliveries | accepted | ignored | invalid | unauthorized | raised |\n|---:|---:|---:|---:|---:|---:|")
