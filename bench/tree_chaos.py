@@ -8,17 +8,21 @@ Each tree is a few real source files of the mirrors (bare git directories; every
 perhaps mangled: cut at a random byte, a line repeated, a bracket opened thousands of times, a line of 200,000
 characters, invalid UTF-8, NUL, a BOM, CRLF or lone CR line ends, UTF-16; beside them an empty file, a binary one, odd
 file names. The report names a definition of the tree and an error, with a stack trace into the tree's files at
-random lines. Prints the runs, how they ended, the slowest, and each failure with the seed that replays it.
+random lines. Prints the runs, how they ended, the slowest, and each failure with the seed that replays it; a run
+still going `--grace` seconds after the time is up is stopped (with the child: a parse holds the interpreter) and
+counted as stuck, its seed printed.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._chaos import chaos_options, run_child  # noqa: E402
+from bench._chaos import chaos_options  # noqa: E402
 
 _CHILD = r'''
 import json, random, re, shutil, subprocess, sys, tempfile, time, traceback
@@ -113,6 +117,7 @@ seed = seed0
 while time.time() < until:
     seed += 1
     rng = random.Random(seed)
+    print(json.dumps({{"counts": counts, "failures": failures, "slowest": slowest, "running": seed}}), flush=True)
     where = Path(tempfile.mkdtemp(prefix="tree-chaos-"))
     try:
         files = tree(rng, pool, where)
@@ -132,17 +137,38 @@ while time.time() < until:
     finally:
         shutil.rmtree(where, ignore_errors=True)
     counts[kind] = counts.get(kind, 0) + 1
-print(json.dumps({{"counts": counts, "failures": failures, "slowest": slowest}}))
+print(json.dumps({{"counts": counts, "failures": failures, "slowest": slowest, "running": None}}), flush=True)
 '''
+
+
+def _last_state(code: str, root: Path, timeout_s: float) -> dict:
+    """The last state the child printed: its counts after its last run, and the seed of a run still going when
+    `timeout_s` ran out (the child is then stopped: a parse holds the interpreter, so only its parent can)."""
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+    if not lines:
+        raise SystemExit(f"the child failed:\n{err[-3000:]}")
+    return json.loads(lines[-1])
 
 
 def main() -> None:
     ap = chaos_options(__doc__, 120.0)
     ap.add_argument("--mirror", action="append", required=True, help="a bare git directory to take source files from")
+    ap.add_argument("--grace", type=float, default=120.0, help="seconds a run may go on past --seconds before the "
+                    "child is stopped and that run counted as stuck")
     args = ap.parse_args()
     code = _CHILD.format(root=str(args.root.resolve()), mirrors=args.mirror, seconds=args.seconds, seed=args.seed)
-    found = run_child(code, args.root, args.seconds + 900)
+    found = _last_state(code, args.root, args.seconds + args.grace)
     counts = found["counts"]
+    if found["running"] is not None:
+        counts["stuck"] = 1
+        print(f"stuck: the run of seed {found['running']} went on past --seconds + --grace and was stopped")
     print(f"runs {sum(counts.values())}: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
     print("slowest (s, seed): " + ", ".join(f"{t} ({s})" for t, s in found["slowest"]))
     for key, (n, seed) in sorted(found["failures"].items(), key=lambda x: -x[1][0]):
