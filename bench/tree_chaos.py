@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, {root!r})
 from funnel import Limits, investigate_sync
 from repomap.languages import EXTENSIONS
-from schemas.report import BugReport
+from schemas.report import MAX_BODY_CHARS, BugReport
 
 MIRRORS, until, seed0 = {mirrors!r}, time.time() + {seconds}, {seed} * 1_000_000
 ERRORS = ["TypeError: unsupported operand", "NullPointerException", "panicked at 'called `Option::unwrap()` on a `None` "
@@ -107,8 +107,8 @@ def report(rng, files):
     frames = "\n".join(rng.choice(FRAMES).format(p=rng.choice(names), n=rng.choice([1, 5, 40, 99999]), f=word)
                        for _ in range(rng.randint(0, 6)))
     error = rng.choice(ERRORS)
-    return BugReport(title=f"{{word}} fails: {{error}}"[:200], body=f"Calling `{{word}}` gives:\n\n```\n{{error}}\n{{frames}}\n```",
-                     repo="chaos/tree")
+    body = f"Calling `{{word}}` gives:\n\n```\n{{error}}\n{{frames}}\n```"
+    return BugReport(title=f"{{word}} fails: {{error}}"[:200], body=body[:MAX_BODY_CHARS], repo="chaos/tree")
 
 
 pool = sources()
