@@ -10,6 +10,7 @@ in a branch of `is_utf8() ? vprint(f, fmt, vargs) : …` is passed on there, not
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from typing import Literal
 
@@ -51,7 +52,19 @@ def overlapping(root: Node, first: int, last: int) -> Iterator[Node]:
         if node.end_point[0] + 1 < first or node.start_point[0] + 1 > last:
             continue
         yield node
-        stack.extend(node.children)
+        stack.extend(_children_within(node, first, last))
+
+
+def _children_within(node: Node, first: int, last: int) -> list[Node]:
+    """The children of `node` that may have a line in [first, last], found by bisection: siblings follow each other,
+    and a block of thousands of statements was walked child by child for every line asked about (a minute for one
+    method of 3,000 lines)."""
+    count = node.child_count
+    if count <= 8:
+        return node.children
+    lo = bisect_left(range(count), first, key=lambda i: node.child(i).end_point[0] + 1)
+    hi = bisect_right(range(count), last, key=lambda i: node.child(i).start_point[0] + 1)
+    return [node.child(i) for i in range(lo, hi)]
 
 
 def line_uses(root: Node, first: int, last: int) -> dict[int, Use]:
