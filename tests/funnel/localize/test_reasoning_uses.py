@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import time
+
 from funnel.localize.reasoning import named_items, reason
-from funnel.localize.reasoning.uses import line_uses, name_use
+from funnel.localize.reasoning.uses import line_uses, name_use, overlapping
 from repomap.languages import grammar
 
 _CPP = ("int print(const char* fmt) {\n"
@@ -62,3 +64,26 @@ def test_a_raise_of_the_named_exception_is_worded_as_a_raise_not_a_read():
     assert "`ValueError`, which the report names, is raised at conv.py:3" in found[0].mechanism
     assert "is read" not in found[0].mechanism and "decided here" not in found[0].mechanism
     assert "raises `ValueError`" in found[0].change
+
+
+def test_the_nodes_on_a_line_of_a_block_of_thousands_are_found_without_walking_every_sibling():
+    """A method whose one line was repeated thousands of times (a mangled file of `bench/tree_chaos.py`) took a
+    minute: each line asked about walked all the block's children. The nodes found are the brute-force walk's, and
+    asking about each of 12,000 lines takes well under the bound (about a second here; 40 s and more before)."""
+    body = "".join(f"    total = total + price / count{i % 7};\n" for i in range(12000))
+    root = _root("java", f"class A {{\n  int f(int price) {{\n{body}    return total;\n  }}\n}}\n")
+
+    def brute(first: int, last: int) -> list:
+        out, stack = [], [root]
+        while stack:
+            node = stack.pop()
+            if node.end_point[0] + 1 >= first and node.start_point[0] + 1 <= last:
+                out.append(node)
+                stack.extend(node.children)
+        return out
+
+    assert [n.id for n in overlapping(root, 1500, 1502)] == [n.id for n in brute(1500, 1502)]
+    started = time.monotonic()
+    uses = [name_use(root, line, "count3") for line in range(3, 12003)]
+    assert time.monotonic() - started < 20.0
+    assert set(uses) == {""} and name_use(root, 12003, "total") == "returned"  # read in arithmetic; returned
