@@ -30,6 +30,7 @@ from urllib.parse import quote
 import httpx
 
 from app.config import Settings
+from app.webhooks._common import mapping
 from funnel.report.export import to_markdown
 from schemas import BugReport, Diagnosis, Source
 from schemas.text import markdown_parts
@@ -255,7 +256,7 @@ async def _own_comment(calls: _Calls) -> Callable[[dict[str, Any]], bool]:
     tracker = calls.tracker
     response = await calls.send("GET", tracker.user_url)
     if tracker.kind == "github" and response.status_code == 403 and "accessible by integration" in response.text:
-        return lambda item: _field(item, "user").get("type") == "Bot"
+        return lambda item: mapping(item.get("user")).get("type") == "Bot"
     try:
         me = response.json() if response.is_success else None
     except ValueError:
@@ -263,13 +264,7 @@ async def _own_comment(calls: _Calls) -> Callable[[dict[str, Any]], bool]:
     if not isinstance(me, dict) or me.get("id") is None:
         raise TrackerRefused("asking who the token is", response)
     field_name = "user" if tracker.kind == "github" else "author"
-    return lambda item: _field(item, field_name).get("id") == me["id"]
-
-
-def _field(item: dict[str, Any], name: str) -> dict[str, Any]:
-    """A listed comment's author object (`user`, `author`); {} when it is missing or not an object."""
-    value = item.get(name)
-    return value if isinstance(value, dict) else {}
+    return lambda item: mapping(item.get(field_name)).get("id") == me["id"]
 
 
 async def _find_previous(calls: _Calls) -> int | None:

@@ -23,9 +23,17 @@ def chaos_options(doc: str | None, seconds: float, what: str = "code runs") -> a
 
 
 def run_child(code: str, root: Path, timeout_s: float, label: str = "the child") -> dict[str, Any]:
-    """The JSON object the last `{`-line of `code`'s output holds, `code` run by this Python in `root`."""
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=timeout_s)
-    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    """The JSON object the last `{`-line of `code`'s output holds, `code` run by this Python in `root`; when
+    `timeout_s` runs out the child is stopped (a parse holds its interpreter, so only its parent can) and the last
+    line it printed is its state."""
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
     if not lines:
-        raise SystemExit(f"{label} failed:\n{out.stderr[-3000:]}")
+        raise SystemExit(f"{label} failed:\n{err[-3000:]}")
     return json.loads(lines[-1])

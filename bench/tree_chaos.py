@@ -15,14 +15,12 @@ counted as stuck, its seed printed.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._chaos import chaos_options  # noqa: E402
+from bench._chaos import chaos_options, run_child  # noqa: E402
 
 _CHILD = r'''
 import json, random, re, shutil, subprocess, sys, tempfile, time, traceback
@@ -141,22 +139,6 @@ print(json.dumps({{"counts": counts, "failures": failures, "slowest": slowest, "
 '''
 
 
-def _last_state(code: str, root: Path, timeout_s: float) -> dict:
-    """The last state the child printed: its counts after its last run, and the seed of a run still going when
-    `timeout_s` ran out (the child is then stopped: a parse holds the interpreter, so only its parent can)."""
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)  # fmt: skip
-    try:
-        out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
-    if not lines:
-        raise SystemExit(f"the child failed:\n{err[-3000:]}")
-    return json.loads(lines[-1])
-
-
 def main() -> None:
     ap = chaos_options(__doc__, 120.0)
     ap.add_argument("--mirror", action="append", required=True, help="a bare git directory to take source files from")
@@ -164,7 +146,7 @@ def main() -> None:
                     "child is stopped and that run counted as stuck")
     args = ap.parse_args()
     code = _CHILD.format(root=str(args.root.resolve()), mirrors=args.mirror, seconds=args.seconds, seed=args.seed)
-    found = _last_state(code, args.root, args.seconds + args.grace)
+    found = run_child(code, args.root, args.seconds + args.grace)
     counts = found["counts"]
     if found["running"] is not None:
         counts["stuck"] = 1
